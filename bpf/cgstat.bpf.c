@@ -1,0 +1,597 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Per-cgroup scheduler accounting. Every task is in one state (on CPU, run queue, sleeping,
+ * blocked) from the moment it is first seen; each transition moves it between the per-CPU
+ * counters of the cgroup slots it counts in (its own cgroup in the all-cgroups mode, its
+ * watched ancestors otherwise). The hot path is sched_switch: keep it to task-storage lookups,
+ * direct BTF loads and per-CPU array stores.
+ */
+#include <vmlinux.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+
+#include "cgstat.h"
+#include "core_fixes.bpf.h"
+
+#define TASK_RUNNING	     0x0000
+#define TASK_UNINTERRUPTIBLE 0x0002
+#define TASK_DEAD	     0x0080
+#define TASK_NOLOAD	     0x0400
+
+/*
+ * Blocked is D as ps shows it: uninterruptible, but not TASK_IDLE (uninterruptible | noload),
+ * the state idle kernel threads wait in, which ps shows as I and the load average ignores.
+ */
+static __always_inline bool state_blocked(__u32 state)
+{
+	return (state & (TASK_UNINTERRUPTIBLE | TASK_NOLOAD)) == TASK_UNINTERRUPTIBLE;
+}
+
+/*
+ * The deepest cgroup level the watched-ancestor walk looks at (the kernel allows more). A power
+ * of two: the walk masks its index with it so that the verifier sees it bounded.
+ */
+#define MAX_CGROUP_LEVEL 32
+
+#define READ_ONCE(x) (*(volatile typeof(x) *)&(x))
+
+/* ts->state: 0 until the task is tracked, then its enum cg_state + 1. */
+#define TS_UNTRACKED 0
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
+
+/* Set by the loader before load. */
+const volatile bool all_cgroups;
+const volatile __u32 max_slots = 1; /* max_entries of the slot maps */
+
+/* Slots [0, slot_hwm) have been handed out; the snapshot walks them. */
+__u32 slot_hwm;
+/* Tasks that could not be attributed because a map was full: reported, never silent. */
+__u64 dropped_events;
+
+struct task_state {
+	__u64 since; /* when the task entered its state */
+	__u64 cgid;  /* the cgroup slot[] was resolved for; 0 before the first resolve */
+	__u64 nvcsw; /* the task's nvcsw at its last switch-out */
+	__u32 state;
+	__u32 nslots;
+	__u32 slot[CG_MAX_NEST];
+};
+
+/*
+ * The state of a tracked task, masked so that the verifier sees a bounded index however the
+ * compiler orders the range check and the address arithmetic.
+ */
+_Static_assert(CG_NR_STATES == 4, "ts_state() masks with CG_NR_STATES - 1");
+
+static __always_inline __u32 ts_state(const struct task_state *ts)
+{
+	return (ts->state - 1) & 3;
+}
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct task_state);
+} task_states SEC(".maps");
+
+/* max_entries of the slot maps is set by the loader: the number of slots it wants. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct cg_slot_live);
+} slot_live SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct cg_slot_info);
+} slot_info SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct cg_slot_snap);
+} slot_snap SEC(".maps");
+
+/* cgroup id -> slot: watched cgroups (filled by the loader) or every cgroup seen. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1);
+	__type(key, __u64);
+	__type(value, __u32);
+} cgroup_slots SEC(".maps");
+
+/* Slots the loader freed after their cgroup was removed, for reuse. */
+struct {
+	__uint(type, BPF_MAP_TYPE_QUEUE);
+	__uint(max_entries, 1);
+	__type(value, __u32);
+} free_slots SEC(".maps");
+
+static __always_inline void count_drop(void)
+{
+	__sync_fetch_and_add(&dropped_events, 1);
+}
+
+/*
+ * Move count tasks out of state from and into state to at now, in every slot of ts. from or
+ * to may be CG_NR_STATES for "none". atomic is for callers that can be preempted mid-update
+ * (the iterator); the scheduler tracepoints run with interrupts off and need no atomics.
+ */
+static __always_inline void slots_move(struct task_state *ts, __u32 from, __u32 to, __u64 now,
+				       bool atomic)
+{
+	struct cg_slot_live *live;
+	__u32 i;
+
+	for (i = 0; i < CG_MAX_NEST; i++) {
+		if (i >= ts->nslots)
+			break;
+		live = bpf_map_lookup_elem(&slot_live, &ts->slot[i]);
+		if (!live)
+			continue;
+		if (atomic) {
+			if (from < CG_NR_STATES) {
+				__sync_fetch_and_add(&live->base[from], now);
+				__sync_fetch_and_sub(&live->count[from], 1);
+			}
+			if (to < CG_NR_STATES) {
+				__sync_fetch_and_sub(&live->base[to], now);
+				__sync_fetch_and_add(&live->count[to], 1);
+			}
+			__sync_fetch_and_add(&live->seq, 1);
+			continue;
+		}
+		live->seq++;
+		if (from < CG_NR_STATES) {
+			live->base[from] += now;
+			live->count[from]--;
+		}
+		if (to < CG_NR_STATES) {
+			live->base[to] -= now;
+			live->count[to]++;
+		}
+	}
+}
+
+static __always_inline __u32 slot_alloc(__u64 cgid)
+{
+	struct cg_slot_info *info;
+	__u32 slot, *winner;
+
+	if (bpf_map_pop_elem(&free_slots, &slot)) {
+		slot = __sync_fetch_and_add(&slot_hwm, 1);
+		if (slot >= max_slots)
+			return (__u32)-1;
+	}
+	info = bpf_map_lookup_elem(&slot_info, &slot);
+	if (!info)
+		return (__u32)-1;
+	info->dead = 0;
+	info->cgid = cgid;
+	if (!bpf_map_update_elem(&cgroup_slots, &cgid, &slot, BPF_NOEXIST))
+		return slot;
+	/* Another CPU took a slot for this cgroup first: use its slot, give ours back. */
+	info->cgid = 0;
+	bpf_map_push_elem(&free_slots, &slot, 0);
+	winner = bpf_map_lookup_elem(&cgroup_slots, &cgid);
+	return winner ? *winner : (__u32)-1;
+}
+
+struct resolve_ctx {
+	struct cgroup *cg;
+	__u64 cgid;
+	int level;
+	__u32 n;
+	__u32 slot[CG_MAX_NEST];
+};
+
+/* One level of the watched-ancestor walk: a bpf_loop callback, so it is verified once. */
+static long resolve_level(__u32 i, struct resolve_ctx *c)
+{
+	__u32 *slot;
+	__u64 id;
+
+	if (c->n >= CG_MAX_NEST)
+		return 1;
+	id = (int)i == c->level ? c->cgid : cgroup_ancestor_id(c->cg, i & (MAX_CGROUP_LEVEL - 1));
+	slot = bpf_map_lookup_elem(&cgroup_slots, &id);
+	if (slot)
+		c->slot[c->n++ & (CG_MAX_NEST - 1)] = *slot;
+	return 0;
+}
+
+/* Which slots a task in cgroup cg counts in. Slow path: first sight or a cgroup move. */
+static __always_inline void slots_resolve(struct task_state *ts, struct cgroup *cg, __u64 cgid)
+{
+	struct resolve_ctx c = {.cg = cg, .cgid = cgid};
+	__u32 *slot, i;
+
+	if (all_cgroups) {
+		slot = bpf_map_lookup_elem(&cgroup_slots, &cgid);
+		ts->slot[0] = slot ? *slot : slot_alloc(cgid);
+		if (ts->slot[0] == (__u32)-1) {
+			count_drop();
+			ts->nslots = 0;
+		} else {
+			ts->nslots = 1;
+		}
+		ts->cgid = cgid;
+		return;
+	}
+	c.level = BPF_CORE_READ(cg, level);
+	bpf_loop(c.level + 1 < MAX_CGROUP_LEVEL ? c.level + 1 : MAX_CGROUP_LEVEL, resolve_level, &c,
+		 0);
+	for (i = 0; i < CG_MAX_NEST; i++)
+		ts->slot[i] = c.slot[i];
+	ts->nslots = c.n;
+	ts->cgid = cgid;
+}
+
+/*
+ * The task's state, with its slots matching the cgroup it is in now. A task moved to another
+ * cgroup is noticed at its next event, and its current state moves with it then.
+ */
+static __always_inline struct task_state *task_state_get(struct task_struct *t, __u64 now,
+							 bool atomic)
+{
+	struct task_state *ts;
+	struct cgroup *cg;
+	__u64 cgid;
+
+	ts = bpf_task_storage_get(&task_states, t, NULL, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!ts) {
+		count_drop();
+		return NULL;
+	}
+	cg = t->cgroups->dfl_cgrp;
+	cgid = cg->kn->id;
+	if (ts->cgid == cgid)
+		return ts;
+	if (ts->state != TS_UNTRACKED)
+		slots_move(ts, ts_state(ts), CG_NR_STATES, now, atomic);
+	slots_resolve(ts, cg, cgid);
+	if (ts->state != TS_UNTRACKED)
+		slots_move(ts, CG_NR_STATES, ts_state(ts), now, atomic);
+	return ts;
+}
+
+/*
+ * Start tracking a task first seen in state. The iterator that seeds tasks at start races
+ * with the tracepoints for the same task, so the claim is a compare-and-swap: whoever loses
+ * sees a tracked task and makes an ordinary transition instead.
+ */
+static __always_inline bool task_track(struct task_struct *t, struct task_state *ts, __u32 state,
+				       __u64 now, bool atomic)
+{
+	if (__sync_val_compare_and_swap(&ts->state, TS_UNTRACKED, state + 1) != TS_UNTRACKED)
+		return false;
+	ts->since = now;
+	ts->nvcsw = t->nvcsw;
+	slots_move(ts, CG_NR_STATES, state, now, atomic);
+	return true;
+}
+
+static __always_inline void switch_out(struct task_struct *prev, bool preempt, __u32 prev_state,
+				       __u64 now)
+{
+	struct cg_slot_live *live;
+	struct task_state *ts;
+	__u32 next, from, i;
+	__u64 nvcsw;
+	bool voluntary;
+
+	ts = task_state_get(prev, now, false);
+	if (!ts)
+		return;
+	/*
+	 * Exactly as the kernel counts nvcsw/nivcsw: __schedule() bumped one of them just before
+	 * this tracepoint, so whether nvcsw moved says which. The arguments alone cannot: since
+	 * v6.16 a task that tried to sleep with a signal pending shows prev_state == TASK_RUNNING
+	 * yet counts as voluntary, as does a yield as involuntary.
+	 */
+	nvcsw = prev->nvcsw;
+	if (ts->state == TS_UNTRACKED) {
+		/* running since before cgstat attached: no earlier snapshot to compare with */
+		voluntary = !preempt && prev_state != TASK_RUNNING;
+		from = CG_NR_STATES;
+	} else {
+		voluntary = nvcsw != ts->nvcsw;
+		from = ts_state(ts);
+	}
+	ts->nvcsw = nvcsw;
+
+	if (prev_state & TASK_DEAD)
+		next = CG_NR_STATES;
+	else if (preempt || task_run_state(prev) == TASK_RUNNING)
+		/* preempted, yielded, or a sleep cut short by a pending signal: still runnable */
+		next = CG_RUNQ;
+	else if (state_blocked(prev_state))
+		next = CG_BLOCKED;
+	else
+		next = CG_SLEEP;
+
+	for (i = 0; i < CG_MAX_NEST; i++) {
+		if (i >= ts->nslots)
+			break;
+		live = bpf_map_lookup_elem(&slot_live, &ts->slot[i]);
+		if (!live)
+			continue;
+		if (from < CG_NR_STATES) {
+			live->base[from] += now;
+			live->count[from]--;
+		}
+		if (next < CG_NR_STATES) {
+			live->base[next] -= now;
+			live->count[next]++;
+		}
+		if (voluntary)
+			live->nvcsw++;
+		else
+			live->nivcsw++;
+	}
+	ts->state = next < CG_NR_STATES ? next + 1 : TS_UNTRACKED;
+	ts->since = now;
+}
+
+static __always_inline void switch_in(struct task_struct *next, __u64 now)
+{
+	struct cg_slot_live *live;
+	struct task_state *ts;
+	__u64 wait;
+	__u32 from, i, bucket;
+	bool waited;
+
+	ts = task_state_get(next, now, false);
+	if (!ts)
+		return;
+	if (ts->state == TS_UNTRACKED) {
+		task_track(next, ts, CG_ONCPU, now, false);
+		return;
+	}
+	from = ts_state(ts);
+	waited = from == CG_RUNQ;
+	wait = now - ts->since;
+	bucket = cg_hist_bucket(wait);
+	for (i = 0; i < CG_MAX_NEST; i++) {
+		if (i >= ts->nslots)
+			break;
+		live = bpf_map_lookup_elem(&slot_live, &ts->slot[i]);
+		if (!live)
+			continue;
+		live->base[from] += now;
+		live->count[from]--;
+		live->base[CG_ONCPU] -= now;
+		live->count[CG_ONCPU]++;
+		if (!waited)
+			continue;
+		live->runq_waits++;
+		if (bucket < CG_HIST_BUCKETS)
+			live->runq_hist[bucket]++;
+		if (wait > live->runq_max_ns)
+			live->runq_max_ns = wait;
+	}
+	ts->state = CG_ONCPU + 1;
+	ts->since = now;
+}
+
+SEC("tp_btf/sched_switch")
+int BPF_PROG(cg_sched_switch, bool preempt, struct task_struct *prev, struct task_struct *next,
+	     unsigned int prev_state)
+{
+	__u64 now = bpf_ktime_get_ns();
+
+	/* the idle task (pid 0, one per CPU) never counts */
+	if (prev->pid)
+		switch_out(prev, preempt, prev_state, now);
+	if (next->pid)
+		switch_in(next, now);
+	return 0;
+}
+
+static __always_inline void wake_up(struct task_struct *p)
+{
+	__u64 now = bpf_ktime_get_ns();
+	struct task_state *ts;
+	__u32 from;
+
+	ts = task_state_get(p, now, false);
+	if (!ts)
+		return;
+	if (ts->state == TS_UNTRACKED) {
+		task_track(p, ts, CG_RUNQ, now, false);
+		return;
+	}
+	from = ts_state(ts);
+	/* a wakeup of a task that had not yet switched out finds it on CPU: nothing moves */
+	if (from != CG_SLEEP && from != CG_BLOCKED)
+		return;
+	slots_move(ts, from, CG_RUNQ, now, false);
+	ts->state = CG_RUNQ + 1;
+	ts->since = now;
+}
+
+SEC("tp_btf/sched_wakeup")
+int BPF_PROG(cg_sched_wakeup, struct task_struct *p)
+{
+	wake_up(p);
+	return 0;
+}
+
+SEC("tp_btf/sched_wakeup_new")
+int BPF_PROG(cg_sched_wakeup_new, struct task_struct *p)
+{
+	wake_up(p);
+	return 0;
+}
+
+/*
+ * set_task_cpu() fires this even when the CPU does not change, and the kernel counts
+ * se.nr_migrations only when it does: count the same, for p's cgroup (p is rarely current).
+ */
+SEC("tp_btf/sched_migrate_task")
+int BPF_PROG(cg_sched_migrate_task, struct task_struct *p, int dest_cpu)
+{
+	struct cg_slot_live *live;
+	struct task_state *ts;
+	__u32 i;
+
+	if (task_cpu_of(p) == (__u32)dest_cpu || !p->pid)
+		return 0;
+	/* not yet tracked: leave it to the seeding iterator rather than make state here */
+	ts = bpf_task_storage_get(&task_states, p, NULL, 0);
+	if (!ts || ts->state == TS_UNTRACKED)
+		return 0;
+	ts = task_state_get(p, bpf_ktime_get_ns(), false);
+	if (!ts)
+		return 0;
+	for (i = 0; i < CG_MAX_NEST; i++) {
+		if (i >= ts->nslots)
+			break;
+		live = bpf_map_lookup_elem(&slot_live, &ts->slot[i]);
+		if (live)
+			live->migrations++;
+	}
+	return 0;
+}
+
+/* A removed cgroup's slot is freed by the loader once no task counts in it. */
+SEC("tp_btf/cgroup_rmdir")
+int BPF_PROG(cg_cgroup_rmdir, struct cgroup *cgrp, const char *path)
+{
+	struct task_struct *self = bpf_get_current_task_btf();
+	struct cg_slot_info *info;
+	__u64 cgid;
+	__u32 *slot;
+
+	/* v1 hierarchies have their own id spaces: only the default (v2) one counts */
+	if (cgrp->root != self->cgroups->dfl_cgrp->root)
+		return 0;
+	cgid = cgrp->kn->id;
+	slot = bpf_map_lookup_elem(&cgroup_slots, &cgid);
+	if (!slot)
+		return 0;
+	info = bpf_map_lookup_elem(&slot_info, slot);
+	if (info)
+		info->dead = 1;
+	return 0;
+}
+
+/*
+ * Seed every task that exists at start, so that tasks sleeping since before cgstat count from
+ * the first interval. Runs once, preemptible: atomics.
+ */
+SEC("iter/task")
+int cg_seed_tasks(struct bpf_iter__task *ctx)
+{
+	struct task_struct *t = ctx->task;
+	struct task_state *ts;
+	__u64 now;
+	__u32 run_state, state;
+
+	if (!t || !t->pid || t->exit_state)
+		return 0;
+	run_state = task_run_state(t);
+	if (run_state & TASK_DEAD)
+		return 0;
+	now = bpf_ktime_get_ns();
+	ts = task_state_get(t, now, true);
+	if (!ts || ts->state != TS_UNTRACKED)
+		return 0;
+	if (t->on_cpu)
+		state = CG_ONCPU;
+	else if (run_state == TASK_RUNNING)
+		state = CG_RUNQ;
+	else if (state_blocked(run_state))
+		state = CG_BLOCKED;
+	else
+		state = CG_SLEEP;
+	task_track(t, ts, state, now, true);
+	return 0;
+}
+
+struct snapshot_ctx {
+	__u64 now;
+	bool first;
+};
+
+/*
+ * Copy one slot of this CPU into the summed snapshot. On an IPI this cannot interleave with
+ * the tracepoints on this CPU (interrupts are off); when BPF_PROG_TEST_RUN runs on the caller's
+ * own CPU only preemption is off, and a wakeup from an interrupt may land mid-copy: the fields
+ * that wakeups write are copied under seq and read again if it moved.
+ */
+static long snapshot_slot(__u32 index, struct snapshot_ctx *c)
+{
+	__u64 time_ns[CG_NR_STATES], migrations, seq;
+	struct cg_slot_live *live;
+	struct cg_slot_info *info;
+	struct cg_slot_snap *snap;
+	__s64 tasks;
+	int s, try, b;
+
+	live = bpf_map_lookup_elem(&slot_live, &index);
+	info = bpf_map_lookup_elem(&slot_info, &index);
+	snap = bpf_map_lookup_elem(&slot_snap, &index);
+	if (!live || !info || !snap)
+		return 1;
+	for (try = 0; try < 8; try++) {
+		seq = READ_ONCE(live->seq);
+		tasks = 0;
+		for (s = 0; s < CG_NR_STATES; s++) {
+			time_ns[s] = live->base[s] + live->count[s] * c->now;
+			tasks += live->count[s];
+		}
+		migrations = live->migrations;
+		if (READ_ONCE(live->seq) == seq)
+			break;
+	}
+	if (c->first) {
+		snap->cgid = info->cgid;
+		snap->dead = info->dead;
+		for (s = 0; s < CG_NR_STATES; s++)
+			snap->time_ns[s] = time_ns[s];
+		snap->tasks = tasks;
+		snap->migrations = migrations;
+		snap->nvcsw = live->nvcsw;
+		snap->nivcsw = live->nivcsw;
+		snap->runq_waits = live->runq_waits;
+		snap->runq_max_ns = live->runq_max_ns;
+		for (b = 0; b < CG_HIST_BUCKETS; b++)
+			snap->runq_hist[b] = live->runq_hist[b];
+	} else {
+		for (s = 0; s < CG_NR_STATES; s++)
+			snap->time_ns[s] += time_ns[s];
+		snap->tasks += tasks;
+		snap->migrations += migrations;
+		snap->nvcsw += live->nvcsw;
+		snap->nivcsw += live->nivcsw;
+		snap->runq_waits += live->runq_waits;
+		if (live->runq_max_ns > snap->runq_max_ns)
+			snap->runq_max_ns = live->runq_max_ns;
+		for (b = 0; b < CG_HIST_BUCKETS; b++)
+			snap->runq_hist[b] += live->runq_hist[b];
+	}
+	live->runq_max_ns = 0;
+	return 0;
+}
+
+/* Run on each CPU in turn by the loader (BPF_PROG_TEST_RUN with BPF_F_TEST_RUN_ON_CPU). */
+SEC("raw_tp")
+int cg_snapshot(struct bpf_raw_tracepoint_args *ctx)
+{
+	struct snapshot_ctx c = {
+		.now = bpf_ktime_get_ns(),
+		.first = ctx->args[0],
+	};
+
+	bpf_loop(slot_hwm, snapshot_slot, &c, 0);
+	return 0;
+}

@@ -1,0 +1,145 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * Shared by cgstat.bpf.c and the user-space loader: map layouts and the run-queue histogram's
+ * bucket scheme. Fixed-width types only, so that both sides agree on every offset.
+ */
+#ifndef CGSTAT_H
+#define CGSTAT_H
+
+#ifndef __VMLINUX_H__
+#include <linux/types.h> /* user space; BPF gets the types from vmlinux.h */
+#endif
+
+/*
+ * Where a task's time goes. A task is in exactly one state from the moment cgstat first sees it
+ * until it exits, so per cgroup the four times add up to the time its tasks were alive.
+ */
+enum cg_state {
+	CG_ONCPU,
+	CG_RUNQ,    /* runnable, waiting for a CPU: after a wakeup or a preemption */
+	CG_SLEEP,   /* off CPU and not blocked: S, stopped, traced, TASK_IDLE (I) */
+	CG_BLOCKED, /* off CPU in D: TASK_UNINTERRUPTIBLE without TASK_NOLOAD (disk, vfork) */
+	CG_NR_STATES,
+};
+
+/* How many watched cgroups one task can count in (itself and its watched ancestors). */
+#define CG_MAX_NEST 8
+
+/*
+ * Run-queue wait histogram, log-linear over nanoseconds: values below 16 ns have a bucket
+ * each, then every power of two is cut into 8 equal buckets, so a bucket's width is at most
+ * 1/8 of its lower bound and its midpoint is within 6.25 % of any value in it. One last
+ * bucket takes everything from 2^40 ns (18 minutes) up.
+ */
+#define CG_HIST_SUB_BITS 3
+#define CG_HIST_SUB	 (1 << CG_HIST_SUB_BITS)
+#define CG_HIST_LINEAR	 (2 * CG_HIST_SUB)
+#define CG_HIST_MAX_MSB	 40
+#define CG_HIST_BUCKETS \
+	(CG_HIST_LINEAR + (CG_HIST_MAX_MSB - CG_HIST_SUB_BITS - 1) * CG_HIST_SUB + 1)
+
+/*
+ * One watched cgroup on one CPU, as the scheduler programs write it. Per-CPU, so CPUs never
+ * share a cache line. Times are kept as base + count * now: entering a state at t does
+ * base -= t, count += 1; leaving it at t does base += t, count -= 1. Any reader that knows
+ * "now" then has the closed time plus the in-flight part of every task in that state, without
+ * walking tasks. Only the sum over CPUs is meaningful (a task may enter on one CPU and leave on
+ * another); the arithmetic wraps and the sum is right.
+ */
+struct cg_slot_live {
+	__u64 seq; /* bumped by programs that may interrupt a snapshot on this CPU */
+	__u64 base[CG_NR_STATES];
+	__s64 count[CG_NR_STATES];
+	__u64 nvcsw;
+	__u64 nivcsw;
+	__u64 migrations;
+	__u64 runq_waits;
+	__u64 runq_max_ns; /* since the last snapshot on this CPU; the snapshot resets it */
+	__u32 runq_hist[CG_HIST_BUCKETS];
+};
+
+/* What user space needs to know of a slot besides its counts. */
+struct cg_slot_info {
+	__u64 cgid; /* 0: free */
+	__u32 dead; /* the cgroup was removed; free the slot once no task counts in it */
+	__u32 pad;
+};
+
+/*
+ * One slot summed over CPUs at a snapshot, with the in-flight time folded in. Counts are
+ * cumulative since the slot was taken; user space subtracts the previous snapshot. runq_max_ns
+ * alone is per snapshot.
+ */
+struct cg_slot_snap {
+	__u64 cgid;
+	__u32 dead;
+	__u32 pad;
+	__u64 time_ns[CG_NR_STATES];
+	__s64 tasks;
+	__u64 nvcsw;
+	__u64 nivcsw;
+	__u64 migrations;
+	__u64 runq_waits;
+	__u64 runq_max_ns;
+	__u32 runq_hist[CG_HIST_BUCKETS];
+};
+
+/* The snapshot program's context: BPF_PROG_TEST_RUN passes it as the raw_tp argument array. */
+struct cg_snapshot_args {
+	__u64 first_cpu; /* 1 on the first CPU of a snapshot: overwrite rather than add */
+};
+
+#ifndef CG_INLINE
+#define CG_INLINE static inline __attribute__((always_inline))
+#endif
+
+/* floor(log2(v)) for v > 0, without a count-leading-zeros instruction (BPF has none). */
+CG_INLINE __u32 cg_log2(__u64 v)
+{
+	__u32 r = 0, shift;
+
+	shift = (v > 0xffffffffULL) << 5;
+	v >>= shift;
+	r |= shift;
+	shift = (v > 0xffff) << 4;
+	v >>= shift;
+	r |= shift;
+	shift = (v > 0xff) << 3;
+	v >>= shift;
+	r |= shift;
+	shift = (v > 0xf) << 2;
+	v >>= shift;
+	r |= shift;
+	shift = (v > 0x3) << 1;
+	v >>= shift;
+	r |= shift;
+	r |= (v >> 1);
+	return r;
+}
+
+CG_INLINE __u32 cg_hist_bucket(__u64 ns)
+{
+	__u32 msb;
+
+	if (ns < CG_HIST_LINEAR)
+		return (__u32)ns;
+	msb = cg_log2(ns);
+	if (msb >= CG_HIST_MAX_MSB)
+		return CG_HIST_BUCKETS - 1;
+	return CG_HIST_LINEAR + (msb - CG_HIST_SUB_BITS - 1) * CG_HIST_SUB +
+	       (__u32)((ns >> (msb - CG_HIST_SUB_BITS)) & (CG_HIST_SUB - 1));
+}
+
+/* The smallest value that falls in bucket b. */
+CG_INLINE __u64 cg_hist_lower(__u32 b)
+{
+	__u32 octave, sub;
+
+	if (b < CG_HIST_LINEAR)
+		return b;
+	octave = (b - CG_HIST_LINEAR) / CG_HIST_SUB + CG_HIST_SUB_BITS + 1;
+	sub = (b - CG_HIST_LINEAR) % CG_HIST_SUB;
+	return (1ULL << octave) + ((__u64)sub << (octave - CG_HIST_SUB_BITS));
+}
+
+#endif /* CGSTAT_H */

@@ -1,0 +1,386 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * cgroup.c against mountinfo fixtures, and against a directory tree under /tmp that stands in
+ * for the cgroup2 mount (inode numbers play the cgroup ids) with a fake /proc beside it.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* nftw() */
+#endif
+#include <errno.h>
+#include <ftw.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "cgroup.h"
+
+#define NR_MANY 2000
+
+static char tmp[64];
+
+/* tmp + "/" + rel, in one of a few rotating buffers so that calls can be nested in a CHECK. */
+static const char *at(const char *rel)
+{
+	static char bufs[8][PATH_MAX];
+	static int next;
+	char *buf = bufs[next++ % 8];
+
+	snprintf(buf, PATH_MAX, "%s/%s", tmp, rel);
+	return buf;
+}
+
+static void make_dir(const char *rel)
+{
+	if (mkdir(at(rel), 0755)) {
+		perror(at(rel));
+		exit(2);
+	}
+}
+
+static void write_file(const char *rel, const char *text)
+{
+	FILE *f = fopen(at(rel), "w");
+
+	if (!f || fputs(text, f) == EOF || fclose(f)) {
+		perror(at(rel));
+		exit(2);
+	}
+}
+
+static uint64_t ino_of(const char *rel)
+{
+	struct stat st;
+
+	if (lstat(at(rel), &st)) {
+		perror(at(rel));
+		exit(2);
+	}
+	return st.st_ino;
+}
+
+static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	return remove(path);
+}
+
+static void test_mountinfo(void)
+{
+	struct cgroup_mount m;
+
+	CHECK(cgroup_find_v2_mount(FIXTURES "/mountinfo/hybrid", &m) == 0);
+	CHECK_STR(m.path, "/sys/fs/cgroup/unified");
+	CHECK_STR(m.root, "/");
+
+	CHECK(cgroup_find_v2_mount(FIXTURES "/mountinfo/v2", &m) == 0);
+	CHECK_STR(m.path, "/sys/fs/cgroup");
+	CHECK_STR(m.root, "/");
+
+	/* \040 is a space, \011 a tab, \134 a backslash; the first cgroup2 line wins. */
+	CHECK(cgroup_find_v2_mount(FIXTURES "/mountinfo/space", &m) == 0);
+	CHECK_STR(m.path, "/mnt/my cgroups\\v2");
+	CHECK_STR(m.root, "/kube pods/tab\there");
+
+	/* Lines with "cgroup2" as the source or after optional fields must not fool the parser. */
+	CHECK(cgroup_find_v2_mount(FIXTURES "/mountinfo/optional", &m) == 0);
+	CHECK_STR(m.path, "/run/cg");
+	CHECK_STR(m.root, "/container/42");
+
+	CHECK(cgroup_find_v2_mount(FIXTURES "/mountinfo/garbage", &m) == 0);
+	CHECK_STR(m.path, "/sys/fs/cgroup/good");
+	CHECK_STR(m.root, "/");
+
+	strcpy(m.path, "unchanged");
+	CHECK(cgroup_find_v2_mount(FIXTURES "/mountinfo/no-cgroup2", &m) == -ENOENT);
+	CHECK_STR(m.path, "unchanged");
+	CHECK(cgroup_find_v2_mount(FIXTURES "/mountinfo/does-not-exist", &m) == -ENOENT);
+}
+
+static void test_resolve(const struct cgroup_mount *m)
+{
+	char path[PATH_MAX], spec[64];
+	uint64_t id;
+
+	CHECK(cgroup_resolve(m, "a/b", path, sizeof(path), &id) == 0);
+	CHECK_STR(path, at("mnt/a/b"));
+	CHECK(id == ino_of("mnt/a/b"));
+
+	CHECK(cgroup_resolve(m, at("mnt/a//./b/"), path, sizeof(path), &id) == 0);
+	CHECK_STR(path, at("mnt/a/b"));
+	CHECK(id == ino_of("mnt/a/b"));
+
+	CHECK(cgroup_resolve(m, m->path, path, sizeof(path), &id) == 0);
+	CHECK_STR(path, m->path);
+	CHECK(id == ino_of("mnt"));
+
+	CHECK(cgroup_resolve(m, ".", path, sizeof(path), &id) == 0);
+	CHECK_STR(path, m->path);
+
+	CHECK(cgroup_resolve(m, "a/b/../../x", path, sizeof(path), &id) == 0);
+	CHECK_STR(path, at("mnt/x"));
+	CHECK(id == ino_of("mnt/x"));
+
+	/* A directory named by digits is a path first, an id only when no such path exists. */
+	CHECK(cgroup_resolve(m, "4242", path, sizeof(path), &id) == 0);
+	CHECK_STR(path, at("mnt/4242"));
+	CHECK(id == ino_of("mnt/4242"));
+
+	snprintf(spec, sizeof(spec), "%" PRIu64, ino_of("mnt/a/b/c"));
+	CHECK(cgroup_resolve(m, spec, path, sizeof(path), &id) == 0);
+	CHECK_STR(path, at("mnt/a/b/c"));
+	CHECK(id == ino_of("mnt/a/b/c"));
+
+	snprintf(spec, sizeof(spec), "%" PRIu64, ino_of("mnt"));
+	CHECK(cgroup_resolve(m, spec, path, sizeof(path), &id) == 0);
+	CHECK_STR(path, m->path);
+	CHECK(id == ino_of("mnt"));
+
+	/* outside/deep is reachable only through the symlink mnt/link, which is not followed. */
+	snprintf(spec, sizeof(spec), "%" PRIu64, ino_of("outside/deep"));
+	CHECK(cgroup_resolve(m, spec, path, sizeof(path), &id) == -ENOENT);
+	CHECK(cgroup_resolve(m, "link", path, sizeof(path), &id) == -ENOTDIR);
+
+	CHECK(cgroup_resolve(m, "nope", path, sizeof(path), &id) == -ENOENT);
+	CHECK(cgroup_resolve(m, "a/nope", path, sizeof(path), &id) == -ENOENT);
+	CHECK(cgroup_resolve(m, at("mnt/nope"), path, sizeof(path), &id) == -ENOENT);
+	CHECK(cgroup_resolve(m, "a/file", path, sizeof(path), &id) == -ENOTDIR);
+
+	CHECK(cgroup_resolve(m, at("outside"), path, sizeof(path), &id) == -EINVAL);
+	CHECK(cgroup_resolve(m, at("mnt/../outside"), path, sizeof(path), &id) == -EINVAL);
+	CHECK(cgroup_resolve(m, at("mntx"), path, sizeof(path), &id) == -EINVAL);
+	CHECK(cgroup_resolve(m, "../outside", path, sizeof(path), &id) == -EINVAL);
+	CHECK(cgroup_resolve(m, "/", path, sizeof(path), &id) == -EINVAL);
+	CHECK(cgroup_resolve(m, "", path, sizeof(path), &id) == -EINVAL);
+
+	CHECK(cgroup_resolve(m, "a/b", path, strlen(at("mnt/a/b")), &id) == -ENAMETOOLONG);
+}
+
+static void test_of_pid(const struct cgroup_mount *m)
+{
+	struct cgroup_mount sub = *m;
+	const char *proc = at("proc");
+	char path[PATH_MAX];
+	uint64_t id;
+
+	CHECK(cgroup_of_pid(m, proc, 1234, path, sizeof(path), &id) == 0);
+	CHECK_STR(path, at("mnt/a/b"));
+	CHECK(id == ino_of("mnt/a/b"));
+
+	CHECK(cgroup_of_pid(m, proc, 66, path, sizeof(path), &id) == 0);
+	CHECK_STR(path, m->path);
+	CHECK(id == ino_of("mnt"));
+
+	/* A mount of the subtree /a: the file's /a/b is b under that mount. */
+	snprintf(sub.path, sizeof(sub.path), "%s", at("mnt/a"));
+	strcpy(sub.root, "/a");
+	CHECK(cgroup_of_pid(&sub, proc, 1234, path, sizeof(path), &id) == 0);
+	CHECK_STR(path, at("mnt/a/b"));
+	CHECK(id == ino_of("mnt/a/b"));
+
+	CHECK(cgroup_of_pid(m, proc, 4321, path, sizeof(path), &id) == -ESRCH);
+	CHECK(cgroup_of_pid(m, proc, 0, path, sizeof(path), &id) == -ESRCH);
+	CHECK(cgroup_of_pid(m, proc, 77, path, sizeof(path), &id) == -ENOENT);
+	CHECK(cgroup_of_pid(m, proc, 99, path, sizeof(path), &id) == -ENOENT);
+	CHECK(cgroup_of_pid(m, proc, 555, path, sizeof(path), &id) == -ENOENT);
+	CHECK(cgroup_of_pid(m, proc, 88, path, sizeof(path), &id) == -ENOENT);
+	CHECK(cgroup_of_pid(m, proc, 321, path, sizeof(path), &id) == -ENOENT);
+}
+
+static void test_label(const struct cgroup_mount *m)
+{
+	struct cgroup_mount slash = {.path = "/", .root = "/"};
+
+	CHECK_STR(cgroup_label(m, m->path), "/");
+	CHECK_STR(cgroup_label(m, at("mnt/a/b")), "/a/b");
+	CHECK_STR(cgroup_label(m, at("mntx/y")), at("mntx/y"));
+	CHECK_STR(cgroup_label(&slash, "/"), "/");
+	CHECK_STR(cgroup_label(&slash, "/a/b"), "/a/b");
+}
+
+static void test_names(const struct cgroup_mount *m)
+{
+	struct cgroup_mount gone = {.path = "/nonexistent/cgstat/mount", .root = "/"};
+	struct cgroup_names *names = cgroup_names__new(m);
+	uint64_t many[NR_MANY];
+	const char *ab, *unknown;
+	char rel[64], expected[64];
+	bool all_right = true;
+
+	CHECK(names != NULL);
+	if (!names)
+		return;
+	ab = cgroup_names__get(names, ino_of("mnt/a/b"));
+	CHECK_STR(ab, "/a/b");
+	CHECK(cgroup_names__get(names, ino_of("mnt/a/b")) == ab);
+	CHECK_STR(cgroup_names__get(names, ino_of("mnt")), "/");
+	CHECK_STR(cgroup_names__get(names, ino_of("mnt/a/b/c")), "/a/b/c");
+
+	snprintf(expected, sizeof(expected), "#%" PRIu64, ino_of("outside/deep"));
+	unknown = cgroup_names__get(names, ino_of("outside/deep"));
+	CHECK_STR(unknown, expected);
+	CHECK(cgroup_names__get(names, ino_of("outside/deep")) == unknown);
+
+	make_dir("mnt/new");
+	CHECK_STR(cgroup_names__get(names, ino_of("mnt/new")), "/new");
+
+	cgroup_names__forget(names, ino_of("mnt/a/b"));
+	CHECK_STR(cgroup_names__get(names, ino_of("mnt/a/b")), "/a/b");
+	ab = cgroup_names__get(names, ino_of("mnt/a/b"));
+
+	/* Enough cgroups to grow the table several times; labels must survive the rehashes. */
+	make_dir("mnt/many");
+	for (int i = 0; i < NR_MANY; i++) {
+		snprintf(rel, sizeof(rel), "mnt/many/d%d", i);
+		make_dir(rel);
+		many[i] = ino_of(rel);
+	}
+	CHECK_STR(cgroup_names__get(names, many[NR_MANY - 1]), "/many/d1999");
+	for (int i = 0; i < NR_MANY; i++) {
+		snprintf(expected, sizeof(expected), "/many/d%d", i);
+		if (strcmp(cgroup_names__get(names, many[i]), expected))
+			all_right = false;
+	}
+	CHECK(all_right);
+	CHECK_STR(ab, "/a/b");
+
+	/*
+	 * Forget every even one and remove every odd directory: the odd ones can now come only
+	 * from the table, so a deletion that broke a probe chain would show as "#id".
+	 */
+	for (int i = 0; i < NR_MANY; i += 2)
+		cgroup_names__forget(names, many[i]);
+	for (int i = 1; i < NR_MANY; i += 2) {
+		snprintf(rel, sizeof(rel), "mnt/many/d%d", i);
+		rmdir(at(rel));
+	}
+	all_right = true;
+	for (int i = 1; i < NR_MANY; i += 2) {
+		snprintf(expected, sizeof(expected), "/many/d%d", i);
+		if (strcmp(cgroup_names__get(names, many[i]), expected))
+			all_right = false;
+	}
+	CHECK(all_right);
+	CHECK_STR(cgroup_names__get(names, many[0]), "/many/d0");
+	cgroup_names__forget(names, 12345);
+	cgroup_names__free(names);
+
+	names = cgroup_names__new(&gone);
+	CHECK(names != NULL);
+	if (!names)
+		return;
+	CHECK_STR(cgroup_names__get(names, 5), "#5");
+	CHECK_STR(cgroup_names__get(names, 0), "#0");
+	cgroup_names__free(names);
+}
+
+/*
+ * Inode numbers run in sequence and hash with few collisions; random ids collide often, so
+ * they test the probing and the deletion. Unknown ids are stored as "#id" strings, and a lost
+ * entry would come back as a new string, so pointer identity shows what the table kept.
+ */
+static void test_names_churn(void)
+{
+	struct cgroup_mount empty = {.root = "/"};
+	struct cgroup_names *names;
+	const char *labels[NR_MANY];
+	uint64_t ids[NR_MANY], state = 88172645463325252ULL;
+	char expected[32];
+	bool kept = true, right = true;
+
+	snprintf(empty.path, sizeof(empty.path), "%s", at("empty"));
+	names = cgroup_names__new(&empty);
+	CHECK(names != NULL);
+	if (!names)
+		return;
+	for (int i = 0; i < NR_MANY; i++) {
+		state ^= state << 13;
+		state ^= state >> 7;
+		state ^= state << 17;
+		ids[i] = state;
+		labels[i] = cgroup_names__get(names, ids[i]);
+		snprintf(expected, sizeof(expected), "#%" PRIu64, ids[i]);
+		if (!labels[i] || strcmp(labels[i], expected))
+			right = false;
+	}
+	CHECK(right);
+	for (int i = 0; i < NR_MANY; i += 2)
+		cgroup_names__forget(names, ids[i]);
+	for (int i = 1; i < NR_MANY; i += 2) {
+		if (cgroup_names__get(names, ids[i]) != labels[i])
+			kept = false;
+	}
+	CHECK(kept);
+	for (int i = 0; i < NR_MANY; i += 2) {
+		snprintf(expected, sizeof(expected), "#%" PRIu64, ids[i]);
+		labels[i] = cgroup_names__get(names, ids[i]);
+		if (!labels[i] || strcmp(labels[i], expected))
+			right = false;
+	}
+	CHECK(right);
+	for (int i = 0; i < NR_MANY; i++) {
+		if (cgroup_names__get(names, ids[i]) != labels[i])
+			kept = false;
+	}
+	CHECK(kept);
+	cgroup_names__free(names);
+}
+
+int main(void)
+{
+	struct cgroup_mount m = {.root = "/"};
+
+	snprintf(tmp, sizeof(tmp), "/tmp/cgstat-test-cgroup-XXXXXX");
+	if (!mkdtemp(tmp)) {
+		perror("mkdtemp");
+		return 2;
+	}
+	make_dir("mnt");
+	make_dir("mnt/a");
+	make_dir("mnt/a/b");
+	make_dir("mnt/a/b/c");
+	make_dir("mnt/x");
+	make_dir("mnt/4242");
+	write_file("mnt/a/file", "");
+	make_dir("mntx");
+	make_dir("empty");
+	make_dir("outside");
+	make_dir("outside/deep");
+	if (symlink("../outside", at("mnt/link"))) {
+		perror("symlink");
+		return 2;
+	}
+	make_dir("proc");
+	make_dir("proc/1234");
+	write_file("proc/1234/cgroup", "12:pids:/x\n4:memory:/x\n1:name=systemd:/y\n0::/a/b\n");
+	make_dir("proc/66");
+	write_file("proc/66/cgroup", "0::/\n");
+	make_dir("proc/77");
+	write_file("proc/77/cgroup", "4:memory:/x\n1:cpu:/\n");
+	make_dir("proc/99");
+	write_file("proc/99/cgroup", "0::/a/b (deleted)\n");
+	make_dir("proc/555");
+	make_dir("proc/88");
+	write_file("proc/88/cgroup", "0::/../../elsewhere\n");
+	make_dir("proc/321");
+	write_file("proc/321/cgroup", "0::/a/nonexistent\n");
+	snprintf(m.path, sizeof(m.path), "%s", at("mnt"));
+
+	test_mountinfo();
+	test_resolve(&m);
+	test_of_pid(&m);
+	test_label(&m);
+	test_names(&m);
+	test_names_churn();
+
+	nftw(tmp, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+	return check_done();
+}

@@ -1,0 +1,598 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Finding cgroups on the v2 hierarchy. On cgroup2 a directory's inode number is the kernel's
+ * cgroup id (what bpf_get_current_cgroup_id() returns), so ids and paths map through stat().
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cgroup.h"
+
+#define FIELD_SEPARATORS " \n"
+
+static bool is_decimal(const char *s)
+{
+	if (!*s)
+		return false;
+	for (; *s; s++) {
+		if (*s < '0' || *s > '9')
+			return false;
+	}
+	return true;
+}
+
+static bool is_octal(char c)
+{
+	return c >= '0' && c <= '7';
+}
+
+/* MAJ:MIN */
+static bool is_device(const char *s)
+{
+	const char *colon = strchr(s, ':');
+	size_t major_len = colon ? (size_t)(colon - s) : 0;
+
+	if (!major_len || strspn(s, "0123456789") != major_len)
+		return false;
+	return is_decimal(colon + 1);
+}
+
+/*
+ * The kernel writes space, tab, newline and backslash in mountinfo paths as \ooo. A \000 would
+ * cut the path short, so such a line counts as malformed.
+ */
+static int unescape_octal(char *s)
+{
+	char *out = s;
+
+	for (; *s; s++) {
+		if (s[0] == '\\' && is_octal(s[1]) && is_octal(s[2]) && is_octal(s[3])) {
+			int c = (s[1] - '0') * 64 + (s[2] - '0') * 8 + (s[3] - '0');
+
+			if (c == 0 || c > 0xff)
+				return -EINVAL;
+			*out++ = (char)c;
+			s += 3;
+		} else {
+			*out++ = *s;
+		}
+	}
+	*out = '\0';
+	return 0;
+}
+
+/*
+ * "ID PARENT MAJ:MIN ROOT MOUNTPOINT OPTS [OPTIONAL...] - FSTYPE SOURCE SUPEROPTS". The number
+ * of optional fields varies, so the filesystem type is found after the lone "-", never by its
+ * position. Splits line in place; true with root and mountpoint decoded for a cgroup2 line.
+ */
+static bool parse_cgroup2_line(char *line, char **root, char **mountpoint)
+{
+	char *field[6], *tail[3], *save = NULL, *token;
+	size_t i;
+
+	for (i = 0; i < 6; i++) {
+		field[i] = strtok_r(i ? NULL : line, FIELD_SEPARATORS, &save);
+		if (!field[i])
+			return false;
+	}
+	do {
+		token = strtok_r(NULL, FIELD_SEPARATORS, &save);
+	} while (token && strcmp(token, "-"));
+	if (!token)
+		return false;
+	for (i = 0; i < 3; i++) {
+		tail[i] = strtok_r(NULL, FIELD_SEPARATORS, &save);
+		if (!tail[i])
+			return false;
+	}
+	if (strcmp(tail[0], "cgroup2") || !is_decimal(field[0]) || !is_decimal(field[1]) ||
+	    !is_device(field[2]))
+		return false;
+	if (unescape_octal(field[3]) || unescape_octal(field[4]) || field[3][0] != '/' ||
+	    field[4][0] != '/')
+		return false;
+	*root = field[3];
+	*mountpoint = field[4];
+	return true;
+}
+
+int cgroup_find_v2_mount(const char *mountinfo_path, struct cgroup_mount *m)
+{
+	char *line = NULL, *root, *mountpoint;
+	size_t size = 0;
+	int ret = -ENOENT;
+	FILE *f;
+
+	f = fopen(mountinfo_path, "re");
+	if (!f)
+		return -errno;
+	errno = 0;
+	while (getline(&line, &size, f) != -1) {
+		if (!parse_cgroup2_line(line, &root, &mountpoint))
+			continue;
+		if (strlen(root) >= sizeof(m->root) || strlen(mountpoint) >= sizeof(m->path)) {
+			ret = -ENAMETOOLONG;
+			goto out;
+		}
+		strcpy(m->root, root);
+		strcpy(m->path, mountpoint);
+		ret = 0;
+		goto out;
+	}
+	if (ferror(f))
+		ret = errno ? -errno : -EIO;
+out:
+	free(line);
+	fclose(f);
+	return ret;
+}
+
+/* Appends the components of s to the normalised absolute path out[0..*n). */
+static int append_components(char *out, size_t size, size_t *n, const char *s)
+{
+	while (*s) {
+		const char *start;
+		size_t len;
+
+		while (*s == '/')
+			s++;
+		start = s;
+		while (*s && *s != '/')
+			s++;
+		len = (size_t)(s - start);
+		if (!len || (len == 1 && start[0] == '.'))
+			continue;
+		if (len == 2 && start[0] == '.' && start[1] == '.') {
+			while (*n > 0 && out[--*n] != '/')
+				;
+			continue;
+		}
+		if (*n + 1 + len >= size)
+			return -ENAMETOOLONG;
+		out[(*n)++] = '/';
+		memcpy(out + *n, start, len);
+		*n += len;
+	}
+	return 0;
+}
+
+/*
+ * base/rest with "//", "." and ".." taken out lexically: cgroupfs has no symlinks, so ".." needs
+ * no lookup. base is absolute; rest may be NULL. ".." may climb out of base, which the callers
+ * check for.
+ */
+static int build_path(char *out, size_t size, const char *base, const char *rest)
+{
+	size_t n = 0;
+	int ret;
+
+	if (size < 2)
+		return -ENAMETOOLONG;
+	ret = append_components(out, size, &n, base);
+	if (!ret && rest)
+		ret = append_components(out, size, &n, rest);
+	if (ret)
+		return ret;
+	if (!n)
+		out[n++] = '/';
+	out[n] = '\0';
+	return 0;
+}
+
+/* The part of path below base ("" for base itself, "/a/b" below it), or NULL when outside. */
+static const char *path_below(const char *base, const char *path)
+{
+	size_t n = strlen(base);
+
+	while (n > 1 && base[n - 1] == '/')
+		n--;
+	if (n == 1 && base[0] == '/')
+		return path[0] == '/' ? path : NULL;
+	if (strncmp(path, base, n) || (path[n] != '\0' && path[n] != '/'))
+		return NULL;
+	return path + n;
+}
+
+static int copy_path(char *dst, size_t size, const char *src)
+{
+	size_t len = strlen(src);
+
+	if (len >= size)
+		return -ENAMETOOLONG;
+	memcpy(dst, src, len + 1);
+	return 0;
+}
+
+/* lstat(): a symlink's target could lie outside the mount, so a symlink is no cgroup. */
+int cgroup_id_of_path(const char *path, uint64_t *id)
+{
+	struct stat st;
+
+	if (lstat(path, &st))
+		return -errno;
+	if (!S_ISDIR(st.st_mode))
+		return -ENOTDIR;
+	*id = st.st_ino;
+	return 0;
+}
+
+/* Called for every directory of a walk with its absolute path: 0 goes on, 1 stops, or -errno. */
+typedef int (*walk_fn)(void *ctx, const char *path, const struct stat *st);
+
+/*
+ * Depth first below the directory open as fd (taken over), whose path is in path. Like nftw()
+ * with FTW_PHYS | FTW_MOUNT: symlinks are not followed and other filesystems not entered.
+ * Directories that vanish or cannot be read mid-walk are skipped: cgroups come and go.
+ */
+static int walk_below(int fd, char *path, size_t size, dev_t dev, walk_fn fn, void *ctx)
+{
+	size_t n = strlen(path);
+	const char *sep = path[n - 1] == '/' ? "" : "/";
+	struct dirent *entry;
+	struct stat st;
+	int ret = 0;
+	int child;
+	DIR *dir;
+
+	dir = fdopendir(fd);
+	if (!dir) {
+		ret = -errno;
+		close(fd);
+		return ret;
+	}
+	while ((entry = readdir(dir))) {
+		if (entry->d_type != DT_DIR && entry->d_type != DT_UNKNOWN)
+			continue;
+		if (!strcmp(entry->d_name, ".") || !strcmp(entry->d_name, ".."))
+			continue;
+		if (fstatat(dirfd(dir), entry->d_name, &st, AT_SYMLINK_NOFOLLOW) ||
+		    !S_ISDIR(st.st_mode) || st.st_dev != dev)
+			continue;
+		if ((size_t)snprintf(path + n, size - n, "%s%s", sep, entry->d_name) >= size - n)
+			continue;
+		ret = fn(ctx, path, &st);
+		if (ret)
+			goto out;
+		child = openat(dirfd(dir), entry->d_name,
+			       O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (child >= 0) {
+			ret = walk_below(child, path, size, dev, fn, ctx);
+			if (ret)
+				goto out;
+		}
+		path[n] = '\0';
+	}
+out:
+	path[n] = '\0';
+	closedir(dir);
+	return ret;
+}
+
+/* Calls fn on root and every directory below it. 0 when all were seen, 1 when fn stopped. */
+static int walk_tree(const char *root, walk_fn fn, void *ctx)
+{
+	char path[PATH_MAX];
+	struct stat st;
+	int ret, fd;
+
+	ret = copy_path(path, sizeof(path), root);
+	if (ret)
+		return ret;
+	fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st)) {
+		ret = -errno;
+		goto out;
+	}
+	ret = fn(ctx, path, &st);
+	if (ret)
+		goto out;
+	return walk_below(fd, path, sizeof(path), st.st_dev, fn, ctx);
+out:
+	close(fd);
+	return ret;
+}
+
+struct id_search {
+	uint64_t id;
+	char *path;
+	size_t size;
+	int ret;
+};
+
+static int match_id(void *ctx, const char *path, const struct stat *st)
+{
+	struct id_search *search = ctx;
+
+	if (st->st_ino != search->id)
+		return 0;
+	search->ret = copy_path(search->path, search->size, path);
+	return 1;
+}
+
+int cgroup_resolve(const struct cgroup_mount *m, const char *spec, char *path, size_t len,
+		   uint64_t *id)
+{
+	char found[PATH_MAX];
+	struct id_search search = {.path = found, .size = sizeof(found), .ret = -ENOENT};
+	bool absolute = spec[0] == '/';
+	uint64_t cgid = 0;
+	int ret;
+
+	if (!*spec)
+		return -EINVAL;
+	ret = build_path(found, sizeof(found), absolute ? spec : m->path, absolute ? NULL : spec);
+	if (ret)
+		return ret;
+	if (!path_below(m->path, found))
+		return -EINVAL;
+	ret = cgroup_id_of_path(found, &cgid);
+	if (ret == -ENOENT && !absolute && is_decimal(spec)) {
+		errno = 0;
+		search.id = strtoull(spec, NULL, 10);
+		if (errno)
+			return -ENOENT;
+		ret = walk_tree(m->path, match_id, &search);
+		if (ret >= 0)
+			ret = search.ret;
+		cgid = search.id;
+	}
+	if (ret)
+		return ret;
+	ret = copy_path(path, len, found);
+	if (ret)
+		return ret;
+	*id = cgid;
+	return 0;
+}
+
+/* ENOENT from PROC/PID/cgroup means no such process only when PROC/PID is gone too. */
+static int open_failure(const char *proc, int pid)
+{
+	char dir[PATH_MAX];
+	int err = errno;
+
+	if (err != ENOENT)
+		return -err;
+	snprintf(dir, sizeof(dir), "%s/%d", proc, pid);
+	return access(dir, F_OK) && errno == ENOENT ? -ESRCH : -ENOENT;
+}
+
+int cgroup_of_pid(const struct cgroup_mount *m, const char *proc, int pid, char *path, size_t len,
+		  uint64_t *id)
+{
+	static const char deleted[] = " (deleted)";
+	char file[PATH_MAX], full[PATH_MAX];
+	const char *cgroup = NULL, *below_root;
+	char *line = NULL;
+	size_t size = 0, cgroup_len;
+	ssize_t line_len;
+	int ret;
+	FILE *f;
+
+	if (pid <= 0)
+		return -ESRCH;
+	if ((size_t)snprintf(file, sizeof(file), "%s/%d/cgroup", proc, pid) >= sizeof(file))
+		return -ENAMETOOLONG;
+	f = fopen(file, "re");
+	if (!f)
+		return open_failure(proc, pid);
+	errno = 0;
+	while ((line_len = getline(&line, &size, f)) != -1) {
+		if (!strncmp(line, "0::", 3)) {
+			if (line[line_len - 1] == '\n')
+				line[line_len - 1] = '\0';
+			cgroup = line + 3;
+			break;
+		}
+	}
+	/* A process that exits while its file is read gives ESRCH. */
+	if (!cgroup) {
+		ret = ferror(f) ? (errno ? -errno : -EIO) : -ENOENT;
+		goto out;
+	}
+	cgroup_len = strlen(cgroup);
+	ret = -ENOENT;
+	if (cgroup[0] != '/' || (cgroup_len >= sizeof(deleted) - 1 &&
+				 !strcmp(cgroup + cgroup_len - (sizeof(deleted) - 1), deleted)))
+		goto out;
+	/* The file names cgroups from the hierarchy's root; the mount may show a subtree. */
+	if (strcmp(m->root, "/")) {
+		below_root = path_below(m->root, cgroup);
+		if (below_root)
+			cgroup = below_root;
+	}
+	ret = build_path(full, sizeof(full), m->path, cgroup);
+	if (ret)
+		goto out;
+	/* Paths from another cgroup namespace start with "/..": not visible through this mount. */
+	ret = -ENOENT;
+	if (!path_below(m->path, full))
+		goto out;
+	ret = cgroup_id_of_path(full, id);
+	if (!ret)
+		ret = copy_path(path, len, full);
+out:
+	free(line);
+	fclose(f);
+	return ret;
+}
+
+const char *cgroup_label(const struct cgroup_mount *m, const char *path)
+{
+	const char *below = path_below(m->path, path);
+
+	if (!below)
+		return path;
+	return *below ? below : "/";
+}
+
+/* Open addressing with linear probing; a NULL label marks a free slot, so id 0 fits too. */
+struct name_slot {
+	uint64_t id;
+	char *label;
+};
+
+struct cgroup_names {
+	struct cgroup_mount mount;
+	struct name_slot *slots;
+	size_t nr_slots; /* a power of two */
+	size_t nr_used;
+};
+
+#define NAMES_INITIAL_SLOTS 256
+
+static size_t slot_home(const struct cgroup_names *names, uint64_t id)
+{
+	/* Inode numbers come in runs; the multiply spreads them over the table. */
+	return (size_t)((id * 0x9e3779b97f4a7c15ULL) >> 32) & (names->nr_slots - 1);
+}
+
+static struct name_slot *find_slot(const struct cgroup_names *names, uint64_t id)
+{
+	size_t mask = names->nr_slots - 1;
+	size_t i = slot_home(names, id);
+
+	while (names->slots[i].label && names->slots[i].id != id)
+		i = (i + 1) & mask;
+	return &names->slots[i];
+}
+
+static int grow(struct cgroup_names *names)
+{
+	struct name_slot *old = names->slots;
+	size_t old_nr = names->nr_slots;
+	struct name_slot *slots;
+
+	slots = calloc(old_nr * 2, sizeof(*slots));
+	if (!slots)
+		return -ENOMEM;
+	names->slots = slots;
+	names->nr_slots = old_nr * 2;
+	for (size_t i = 0; i < old_nr; i++) {
+		if (old[i].label)
+			*find_slot(names, old[i].id) = old[i];
+	}
+	free(old);
+	return 0;
+}
+
+/* The stored label for id: the existing one, so that handed-out pointers stay valid. */
+static const char *names_insert(struct cgroup_names *names, uint64_t id, const char *label)
+{
+	struct name_slot *slot = find_slot(names, id);
+
+	if (slot->label)
+		return slot->label;
+	if ((names->nr_used + 1) * 2 > names->nr_slots) {
+		int ret = grow(names);
+
+		if (ret) {
+			errno = -ret;
+			return NULL;
+		}
+		slot = find_slot(names, id);
+	}
+	slot->label = strdup(label);
+	if (!slot->label)
+		return NULL;
+	slot->id = id;
+	names->nr_used++;
+	return slot->label;
+}
+
+static int record_name(void *ctx, const char *path, const struct stat *st)
+{
+	struct cgroup_names *names = ctx;
+
+	if (!names_insert(names, st->st_ino, cgroup_label(&names->mount, path)))
+		return -errno;
+	return 0;
+}
+
+struct cgroup_names *cgroup_names__new(const struct cgroup_mount *m)
+{
+	struct cgroup_names *names;
+
+	names = calloc(1, sizeof(*names));
+	if (!names)
+		return NULL;
+	names->slots = calloc(NAMES_INITIAL_SLOTS, sizeof(*names->slots));
+	if (!names->slots) {
+		free(names);
+		return NULL;
+	}
+	names->nr_slots = NAMES_INITIAL_SLOTS;
+	names->mount = *m;
+	return names;
+}
+
+/*
+ * NULL with errno only when out of memory. A walk that fails otherwise (the mount went away)
+ * leaves the id labelled by its number, like a cgroup removed before the walk.
+ */
+const char *cgroup_names__get(struct cgroup_names *names, uint64_t id)
+{
+	struct name_slot *slot = find_slot(names, id);
+	char fallback[24];
+
+	if (slot->label)
+		return slot->label;
+	if (walk_tree(names->mount.path, record_name, names) == -ENOMEM) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	/* Inserting keeps what the walk recorded; the fallback is stored only when it found
+	 * nothing. */
+	snprintf(fallback, sizeof(fallback), "#%" PRIu64, id);
+	return names_insert(names, id, fallback);
+}
+
+/* Backward-shift deletion: no tombstones, so lookups never slow down with churn. */
+void cgroup_names__forget(struct cgroup_names *names, uint64_t id)
+{
+	size_t mask = names->nr_slots - 1;
+	struct name_slot *slot = find_slot(names, id);
+	size_t hole = (size_t)(slot - names->slots);
+	size_t i = hole;
+
+	if (!slot->label)
+		return;
+	free(slot->label);
+	names->nr_used--;
+	for (;;) {
+		size_t home;
+
+		i = (i + 1) & mask;
+		if (!names->slots[i].label)
+			break;
+		home = slot_home(names, names->slots[i].id);
+		/* An entry may move back only if its home is not cyclically in (hole, i]. */
+		if (((i - home) & mask) >= ((i - hole) & mask)) {
+			names->slots[hole] = names->slots[i];
+			hole = i;
+		}
+	}
+	names->slots[hole] = (struct name_slot){};
+}
+
+void cgroup_names__free(struct cgroup_names *names)
+{
+	if (!names)
+		return;
+	for (size_t i = 0; i < names->nr_slots; i++)
+		free(names->slots[i].label);
+	free(names->slots);
+	free(names);
+}

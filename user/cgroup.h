@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * Finding cgroups: the v2 mount from mountinfo, a -c or -p argument to a directory and id, and
+ * ids back to paths for the all-cgroups mode. No libbpf here.
+ */
+#ifndef CGSTAT_CGROUP_H
+#define CGSTAT_CGROUP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct cgroup_mount {
+	char path[4096]; /* where cgroup2 is mounted, e.g. /sys/fs/cgroup/unified */
+	char root[4096]; /* the mount's root within the hierarchy, usually "/" */
+};
+
+/*
+ * Find the first cgroup2 mount in a mountinfo file (normally /proc/self/mountinfo), decoding
+ * its octal escapes (\040 for a space). 0, -ENOENT when there is none, or -errno.
+ */
+int cgroup_find_v2_mount(const char *mountinfo_path, struct cgroup_mount *m);
+
+/*
+ * Resolve a -c value: an absolute path (must lie under the mount), a path relative to the
+ * mount, or a decimal cgroup id (searched for under the mount). Writes the absolute directory
+ * path and the cgroup id (the directory's inode number). 0, -ENOENT, -EINVAL (outside the
+ * mount), -ENAMETOOLONG or -errno.
+ */
+int cgroup_resolve(const struct cgroup_mount *m, const char *spec, char *path, size_t len,
+		   uint64_t *id);
+
+/*
+ * The v2 cgroup of a process, from PROC/PID/cgroup's "0::" line (proc is normally "/proc"),
+ * as an absolute path under the mount, and its id. 0, -ESRCH (no such process), -ENOENT (no
+ * v2 line) or -errno.
+ */
+int cgroup_of_pid(const struct cgroup_mount *m, const char *proc, int pid, char *path, size_t len,
+		  uint64_t *id);
+
+/* The directory's cgroup id: its inode number, as the kernel's kernfs id on 64-bit. */
+int cgroup_id_of_path(const char *path, uint64_t *id);
+
+/* The label for an absolute path under the mount: the part after it, "/" for the root. */
+const char *cgroup_label(const struct cgroup_mount *m, const char *path);
+
+/*
+ * Id-to-label cache for the all-cgroups mode. cgroup_names_get() walks the tree again only
+ * when it meets an id it does not know; a cgroup removed before it was walked is labelled by
+ * its id ("#1234").
+ */
+struct cgroup_names;
+struct cgroup_names *cgroup_names__new(const struct cgroup_mount *m);
+const char *cgroup_names__get(struct cgroup_names *names, uint64_t id);
+void cgroup_names__forget(struct cgroup_names *names, uint64_t id);
+void cgroup_names__free(struct cgroup_names *names);
+
+#endif /* CGSTAT_CGROUP_H */

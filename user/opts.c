@@ -1,0 +1,416 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Command line parsing. Every value is checked here, before anything is loaded, so that a typo
+ * costs one line on stderr instead of a half-started run.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "opts.h"
+
+#ifndef CGSTAT_VERSION
+#define CGSTAT_VERSION "0.1.0"
+#endif
+
+#define NSEC_PER_SEC	    1000000000ULL
+#define MIN_INTERVAL_NS	    (NSEC_PER_SEC / 10)
+#define DEFAULT_MAX_CGROUPS 1024
+#define LIMIT_MAX_CGROUPS   1000000
+
+/* Long-only options take values above any char, so they never collide with a short one. */
+enum {
+	OPT_NO_PERF = 256,
+	OPT_MESSAGES,
+	OPT_MAX_CGROUPS,
+};
+
+/* The leading ':' makes getopt silent and report a missing argument as ':'. */
+static const char short_options[] = ":c:p:i:d:o:f:e:qvhV";
+
+static const struct option long_options[] = {
+	{"cgroup", required_argument, NULL, 'c'},
+	{"pid", required_argument, NULL, 'p'},
+	{"interval", required_argument, NULL, 'i'},
+	{"duration", required_argument, NULL, 'd'},
+	{"output-dir", required_argument, NULL, 'o'},
+	{"format", required_argument, NULL, 'f'},
+	{"events", required_argument, NULL, 'e'},
+	{"no-perf", no_argument, NULL, OPT_NO_PERF},
+	{"messages", required_argument, NULL, OPT_MESSAGES},
+	{"max-cgroups", required_argument, NULL, OPT_MAX_CGROUPS},
+	{"quiet", no_argument, NULL, 'q'},
+	{"verbose", no_argument, NULL, 'v'},
+	{"help", no_argument, NULL, 'h'},
+	{"version", no_argument, NULL, 'V'},
+	{},
+};
+
+static const char usage_text[] =
+	"Usage: cgstat [OPTION]...\n"
+	"Per-cgroup scheduler statistics from eBPF: time on CPU, waiting to run, sleeping and\n"
+	"blocked, context switches, migrations and perf counters, reported every interval.\n"
+	"Without -c or -p every cgroup is watched.\n"
+	"\n"
+	"  -c, --cgroup [NAME=]CGROUP    watch a cgroup (path or id), labelled NAME; repeatable\n"
+	"  -p, --pid [NAME=]PID          watch the cgroup of process PID; repeatable\n"
+	"  -i, --interval SECONDS        time between reports, at least 0.1 (default 1)\n"
+	"  -d, --duration SECONDS        stop after this long (default: at SIGINT or SIGTERM)\n"
+	"  -o, --output-dir DIR          write the files listed below into DIR\n"
+	"  -f, --format table|csv|json   stdout format (default: table on a terminal, else csv)\n"
+	"  -e, --events LIST             perf events to count, comma-separated\n"
+	"      --no-perf                 count no perf events\n"
+	"      --messages N              work done during the run, for per-message costs\n"
+	"      --max-cgroups N           most cgroups watched without -c or -p (default 1024)\n"
+	"  -q, --quiet                   write nothing to stdout\n"
+	"  -v, --verbose                 more diagnostics on stderr; repeatable\n"
+	"  -h, --help                    print this help and exit\n"
+	"  -V, --version                 print the version and exit\n"
+	"\n"
+	"Files written with -o:\n"
+	"  container-stats.csv     per cgroup and interval: CPU, run-queue, sleep, blocked time\n"
+	"  sched-stats.csv         per cgroup and interval: switches, migrations, run-queue waits\n"
+	"  perf-stat.csv           per cgroup and interval: perf counters\n"
+	"  host-io.csv             per interval: host CPU busy and iowait, disk throughput\n"
+	"  container-summary.json  per cgroup: totals over the whole run\n";
+
+/*
+ * Prints "cgstat: " BEFORE 'VALUE' AFTER as one line. Control bytes in VALUE are escaped, so
+ * a label holding a newline cannot split the message.
+ */
+static int fail(FILE *err, const char *before, const char *value, const char *after)
+{
+	fprintf(err, "cgstat: %s", before);
+	if (value) {
+		fputc('\'', err);
+		for (const unsigned char *p = (const unsigned char *)value; *p; p++) {
+			if (*p == '\\')
+				fputs("\\\\", err);
+			else if (*p < 0x20 || *p == 0x7f)
+				fprintf(err, "\\x%02x", *p);
+			else
+				fputc(*p, err);
+		}
+		fputc('\'', err);
+	}
+	fprintf(err, "%s\n", after);
+	return -EINVAL;
+}
+
+/* "--interval" for 'i': getopt reports problems by the option's value, not by its spelling. */
+static bool option_name(int val, char *name, size_t size)
+{
+	for (const struct option *o = long_options; o->name; o++) {
+		if (o->val == val) {
+			snprintf(name, size, "--%s", o->name);
+			return true;
+		}
+	}
+	return false;
+}
+
+/*
+ * '?' from getopt: an unknown short option (optopt is the char), an unknown or ambiguous long
+ * one (optopt is 0 and optind has moved past it), or "--name=value" for an option that takes
+ * no value (optopt is that option's value).
+ */
+static int fail_unknown(FILE *err, char **argv)
+{
+	char name[64];
+
+	if (option_name(optopt, name, sizeof(name)))
+		return fail(err, "option ", name, " takes no argument");
+	if (optopt) {
+		snprintf(name, sizeof(name), "-%c", optopt);
+		return fail(err, "unknown option ", name, "");
+	}
+	return fail(err, "unknown or ambiguous option ", argv[optind - 1], "");
+}
+
+static int fail_missing(FILE *err)
+{
+	char name[64];
+
+	if (!option_name(optopt, name, sizeof(name)))
+		snprintf(name, sizeof(name), "-%c", optopt);
+	return fail(err, "option ", name, " needs an argument");
+}
+
+static int parse_decimal(const char *text, uint64_t max, uint64_t *value)
+{
+	uint64_t v = 0;
+
+	if (!*text)
+		return -EINVAL;
+	for (const char *p = text; *p; p++) {
+		if (*p < '0' || *p > '9')
+			return -EINVAL;
+		if (v > (max - (uint64_t)(*p - '0')) / 10)
+			return -EINVAL;
+		v = v * 10 + (uint64_t)(*p - '0');
+	}
+	*value = v;
+	return 0;
+}
+
+/* strtod() alone would accept leading blanks and trailing junk, and say nothing about NaN. */
+static int parse_positive(const char *text, double *value)
+{
+	char *end;
+	double v;
+
+	if (!*text || *text == ' ' || (*text >= '\t' && *text <= '\r'))
+		return -EINVAL;
+	errno = 0;
+	v = strtod(text, &end);
+	if (*end || errno == ERANGE || !isfinite(v) || !(v > 0))
+		return -EINVAL;
+	*value = v;
+	return 0;
+}
+
+int opts_parse_seconds(const char *text, uint64_t *ns)
+{
+	double seconds, scaled;
+	uint64_t rounded;
+
+	if (parse_positive(text, &seconds))
+		return -EINVAL;
+	scaled = seconds * (double)NSEC_PER_SEC;
+	/* 2^64 itself: anything not below it does not fit, and rounding cannot carry past it. */
+	if (!(scaled < 18446744073709551616.0))
+		return -EINVAL;
+	rounded = (uint64_t)(scaled + 0.5);
+	if (!rounded)
+		return -EINVAL;
+	*ns = rounded;
+	return 0;
+}
+
+/* opts_parse_target() with the reason for a refusal, for the error line. */
+static int parse_target(const char *arg, bool is_pid, struct cg_target *t, const char **why)
+{
+	const char *eq = arg[0] == '/' ? NULL : strchr(arg, '=');
+	const char *value = eq ? eq + 1 : arg;
+	struct cg_target parsed = {};
+	uint64_t pid;
+	int ret = -EINVAL;
+
+	if (eq == arg) {
+		*why = " has an empty NAME";
+		goto out;
+	}
+	if (!*value) {
+		*why = is_pid ? " has no PID" : " has no CGROUP";
+		goto out;
+	}
+	if (is_pid && (parse_decimal(value, INT_MAX, &pid) || !pid)) {
+		*why = " is not a process id (1 to 2147483647)";
+		goto out;
+	}
+	ret = -ENOMEM;
+	*why = ": out of memory";
+	if (is_pid) {
+		parsed.pid = (int)pid;
+	} else {
+		parsed.cgroup = strdup(value);
+		if (!parsed.cgroup)
+			goto out;
+	}
+	if (eq) {
+		parsed.name = strndup(arg, (size_t)(eq - arg));
+		if (!parsed.name)
+			goto out;
+	}
+	*t = parsed;
+	return 0;
+out:
+	free(parsed.cgroup);
+	return ret;
+}
+
+int opts_parse_target(const char *arg, bool is_pid, struct cg_target *t)
+{
+	const char *why;
+
+	return parse_target(arg, is_pid, t, &why);
+}
+
+static int add_target(struct cg_opts *opts, const char *arg, bool is_pid, FILE *err)
+{
+	const char *option = is_pid ? "--pid: " : "--cgroup: ";
+	struct cg_target *targets;
+	const char *why;
+	int ret;
+
+	targets = realloc(opts->targets, (size_t)(opts->nr_targets + 1) * sizeof(*targets));
+	if (!targets) {
+		fail(err, "out of memory", NULL, "");
+		return -ENOMEM;
+	}
+	opts->targets = targets;
+	ret = parse_target(arg, is_pid, &targets[opts->nr_targets], &why);
+	if (ret) {
+		fail(err, option, arg, why);
+		return ret;
+	}
+	opts->nr_targets++;
+	return 0;
+}
+
+/* Labels name the rows of every output, so two targets under one label would merge. */
+static int check_labels(const struct cg_opts *opts, FILE *err)
+{
+	for (int i = 0; i < opts->nr_targets; i++) {
+		for (int j = 0; j < i; j++) {
+			const char *a = opts->targets[i].name, *b = opts->targets[j].name;
+
+			if (a && b && !strcmp(a, b))
+				return fail(err, "label ", a, " is given to two targets");
+		}
+	}
+	return 0;
+}
+
+static int set_string(char **dst, const char *option, const char *arg, FILE *err)
+{
+	char *copy;
+
+	if (!*arg)
+		return fail(err, option, NULL, ": the value is empty");
+	copy = strdup(arg);
+	if (!copy) {
+		fail(err, "out of memory", NULL, "");
+		return -ENOMEM;
+	}
+	free(*dst);
+	*dst = copy;
+	return 0;
+}
+
+static int parse_format(const char *arg, enum cg_format *format, FILE *err)
+{
+	static const char *const names[] = {
+		[CG_FORMAT_TABLE] = "table",
+		[CG_FORMAT_CSV] = "csv",
+		[CG_FORMAT_JSON] = "json",
+	};
+
+	for (size_t i = CG_FORMAT_TABLE; i < sizeof(names) / sizeof(names[0]); i++) {
+		if (!strcmp(arg, names[i])) {
+			*format = (enum cg_format)i;
+			return 0;
+		}
+	}
+	return fail(err, "--format: ", arg, " is not one of table, csv, json");
+}
+
+static int parse_option(struct cg_opts *opts, int c, char **argv, FILE *out, FILE *err)
+{
+	uint64_t value;
+
+	switch (c) {
+	case 'c':
+	case 'p':
+		return add_target(opts, optarg, c == 'p', err);
+	case 'i':
+		if (opts_parse_seconds(optarg, &opts->interval_ns))
+			return fail(err, "--interval: ", optarg,
+				    " is not a positive number of seconds");
+		if (opts->interval_ns < MIN_INTERVAL_NS)
+			return fail(err, "--interval: ", optarg,
+				    " is below the minimum of 0.1 seconds");
+		return 0;
+	case 'd':
+		if (opts_parse_seconds(optarg, &opts->duration_ns))
+			return fail(err, "--duration: ", optarg,
+				    " is not a positive number of seconds");
+		return 0;
+	case 'o':
+		return set_string(&opts->output_dir, "--output-dir", optarg, err);
+	case 'f':
+		return parse_format(optarg, &opts->format, err);
+	case 'e':
+		return set_string(&opts->events, "--events", optarg, err);
+	case OPT_NO_PERF:
+		opts->no_perf = true;
+		return 0;
+	case OPT_MESSAGES:
+		if (parse_positive(optarg, &opts->messages))
+			return fail(err, "--messages: ", optarg, " is not a positive number");
+		return 0;
+	case OPT_MAX_CGROUPS:
+		if (parse_decimal(optarg, LIMIT_MAX_CGROUPS, &value) || !value)
+			return fail(err, "--max-cgroups: ", optarg,
+				    " is not between 1 and 1000000");
+		opts->max_cgroups = (uint32_t)value;
+		return 0;
+	case 'q':
+		opts->quiet = true;
+		return 0;
+	case 'v':
+		opts->verbose++;
+		return 0;
+	case 'h':
+		fputs(usage_text, out);
+		return OPTS_EXIT;
+	case 'V':
+		fputs("cgstat " CGSTAT_VERSION "\n", out);
+		return OPTS_EXIT;
+	case ':':
+		return fail_missing(err);
+	default:
+		return fail_unknown(err, argv);
+	}
+}
+
+int opts_parse(struct cg_opts *opts, int argc, char **argv, FILE *out, FILE *err)
+{
+	int ret = OPTS_RUN;
+	int c;
+
+	*opts = (struct cg_opts){
+		.interval_ns = NSEC_PER_SEC,
+		.format = CG_FORMAT_AUTO,
+		.messages = -1,
+		.max_cgroups = DEFAULT_MAX_CGROUPS,
+	};
+	/* glibc only starts afresh (permutation state included) when optind is 0. */
+#ifdef __GLIBC__
+	optind = 0;
+#else
+	optind = 1;
+#endif
+	while ((c = getopt_long(argc, argv, short_options, long_options, NULL)) != -1) {
+		ret = parse_option(opts, c, argv, out, err);
+		if (ret)
+			goto out;
+	}
+	if (optind < argc)
+		ret = fail(err, "unexpected argument ", argv[optind],
+			   " (cgstat takes no operands)");
+	else if (opts->events && opts->no_perf)
+		ret = fail(err, "--events and --no-perf exclude each other", NULL, "");
+	else
+		ret = check_labels(opts, err);
+out:
+	if (ret != OPTS_RUN)
+		opts_free(opts);
+	return ret;
+}
+
+void opts_free(struct cg_opts *opts)
+{
+	for (int i = 0; i < opts->nr_targets; i++) {
+		free(opts->targets[i].name);
+		free(opts->targets[i].cgroup);
+	}
+	free(opts->targets);
+	free(opts->output_dir);
+	free(opts->events);
+	*opts = (struct cg_opts){};
+}

@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* Command line: parsed and checked before anything is loaded. No libbpf here. */
+#ifndef CGSTAT_OPTS_H
+#define CGSTAT_OPTS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+enum cg_format {
+	CG_FORMAT_AUTO, /* table on a terminal, csv otherwise */
+	CG_FORMAT_TABLE,
+	CG_FORMAT_CSV,
+	CG_FORMAT_JSON,
+};
+
+/* One -c or -p argument. */
+struct cg_target {
+	char *name;   /* the NAME= label, or NULL: label by the path under the mount */
+	char *cgroup; /* -c: a path (absolute or under the v2 mount) or a cgroup id; else NULL */
+	int pid;      /* -p: the process whose cgroup to watch; else 0 */
+};
+
+struct cg_opts {
+	struct cg_target *targets;
+	int nr_targets;
+	uint64_t interval_ns;  /* -i, at least 0.1 s */
+	uint64_t duration_ns;  /* -d, 0: until SIGINT/SIGTERM */
+	char *output_dir;      /* -o, or NULL */
+	enum cg_format format; /* -f */
+	bool quiet;	       /* -q: no stdout stream */
+	int verbose;	       /* -v, repeatable */
+	char *events;	       /* -e, perf event list, or NULL for the default list */
+	bool no_perf;	       /* --no-perf */
+	double messages;       /* --messages N, the work the test did; < 0 when not given */
+	uint32_t max_cgroups;  /* --max-cgroups: slots for the all-cgroups mode */
+};
+
+enum {
+	OPTS_RUN = 0,  /* go on and run */
+	OPTS_EXIT = 1, /* --help or --version was printed: exit 0 */
+};
+
+/*
+ * Parse argv into opts. Returns OPTS_RUN or OPTS_EXIT, or -EINVAL after printing one line
+ * naming the problem to err (the caller exits 2). Help and version go to out.
+ */
+int opts_parse(struct cg_opts *opts, int argc, char **argv, FILE *out, FILE *err);
+void opts_free(struct cg_opts *opts);
+
+/* "1", "0.25", "1.5e0": seconds as a positive finite number; 0 or -EINVAL. */
+int opts_parse_seconds(const char *text, uint64_t *ns);
+
+/*
+ * "[NAME=]VALUE" of -c and -p. VALUE starting with '/' is taken whole (a path may hold '=').
+ * For -p, VALUE must be a positive pid. 0 or -EINVAL; on success t owns copies of the strings.
+ */
+int opts_parse_target(const char *arg, bool is_pid, struct cg_target *t);
+
+#endif /* CGSTAT_OPTS_H */

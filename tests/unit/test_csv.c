@@ -1,0 +1,174 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "check.h"
+#include "csv.h"
+
+#define MAX_FIELDS 8
+
+/* Text written to a memory stream: the buffer stays valid until the next call. */
+static char *mem_text;
+static size_t mem_len;
+
+static FILE *mem_open(void)
+{
+	free(mem_text);
+	mem_text = NULL;
+	return open_memstream(&mem_text, &mem_len);
+}
+
+static const char *mem_close(FILE *f)
+{
+	fclose(f);
+	return mem_text;
+}
+
+static const char *field_text(const char *s)
+{
+	FILE *f = mem_open();
+
+	CHECK(csv_field(f, s) == 0);
+	return mem_close(f);
+}
+
+/*
+ * An RFC 4180 reader for one row: fields are copied into out (each malloc'd); returns their
+ * number, or -1 when the text is not one well-formed row ending in "\n".
+ */
+static int parse_row(const char *p, char **out, int max)
+{
+	char *q;
+	int n;
+
+	for (n = 0; n < max; n++) {
+		out[n] = q = malloc(strlen(p) + 1);
+		if (*p == '"') {
+			for (p++; *p && (*p != '"' || p[1] == '"'); p++) {
+				if (*p == '"')
+					p++;
+				*q++ = *p;
+			}
+			if (*p++ != '"')
+				break;
+		} else {
+			while (*p && !strchr(",\n\"\r", *p))
+				*q++ = *p++;
+		}
+		*q = '\0';
+		if (*p == '\n' && p[1] == '\0')
+			return n + 1;
+		if (*p++ != ',')
+			break;
+	}
+	if (n == max)
+		n--;
+	while (n >= 0)
+		free(out[n--]);
+	return -1;
+}
+
+static void test_quoting(void)
+{
+	CHECK_STR(field_text("plain"), "plain");
+	CHECK_STR(field_text(""), "");
+	CHECK_STR(field_text("mid space"), "mid space");
+	CHECK_STR(field_text("a,b"), "\"a,b\"");
+	CHECK_STR(field_text("say \"hi\""), "\"say \"\"hi\"\"\"");
+	CHECK_STR(field_text("\""), "\"\"\"\"");
+	CHECK_STR(field_text("line\nbreak"), "\"line\nbreak\"");
+	CHECK_STR(field_text("cr\r"), "\"cr\r\"");
+	CHECK_STR(field_text(" lead"), "\" lead\"");
+	CHECK_STR(field_text("trail "), "\"trail \"");
+	CHECK_STR(field_text("\xff\xfe"), "\xff\xfe");
+	CHECK_STR(field_text("/sys/fs/cgroup/a.slice"), "/sys/fs/cgroup/a.slice");
+}
+
+static void test_round_trip(void)
+{
+	char *long_label = malloc(4001), *parsed[MAX_FIELDS];
+	const char *labels[] = {
+		"web,api", "say \"hi\"", "two\nlines", NULL, "\xff\xfe", " edge ", "plain", "",
+	};
+	FILE *f;
+	int i, n;
+
+	/* 4000 bytes with every kind of trouble in them. */
+	for (i = 0; i < 4000; i++)
+		long_label[i] = "ab,\"\n \xff"[i % 7];
+	long_label[4000] = '\0';
+	labels[3] = long_label;
+
+	f = mem_open();
+	CHECK(csv_fields(f, labels, MAX_FIELDS) == 0);
+	CHECK(csv_end_row(f) == 0);
+	n = parse_row(mem_close(f), parsed, MAX_FIELDS);
+	CHECK(n == MAX_FIELDS);
+	for (i = 0; i < n; i++) {
+		CHECK_STR(parsed[i], labels[i]);
+		free(parsed[i]);
+	}
+	free(long_label);
+
+	/* The reader itself: a stray quote or a missing row end is not a row. */
+	CHECK(parse_row("a\"b\n", parsed, MAX_FIELDS) == -1);
+	CHECK(parse_row("\"a\"\"\n", parsed, MAX_FIELDS) == -1);
+	CHECK(parse_row("a,b", parsed, MAX_FIELDS) == -1);
+	CHECK(parse_row("a,,b,,c,,d,,e\n", parsed, MAX_FIELDS) == -1);
+}
+
+static void test_numbers(void)
+{
+	FILE *f = mem_open();
+
+	CHECK(csv_u64(f, UINT64_MAX) == 0);
+	CHECK(csv_sep(f) == 0);
+	CHECK(csv_number(f, true, 1.5, CG_UNIT_FINE) == 0);
+	CHECK(csv_sep(f) == 0);
+	CHECK(csv_number(f, true, 500, CG_UNIT_COARSE) == 0);
+	CHECK(csv_sep(f) == 0);
+	CHECK(csv_number(f, true, 0.04999, CG_UNIT_COARSE) == 0);
+	CHECK(csv_sep(f) == 0);
+	CHECK(csv_number(f, true, 42, CG_UNIT_COUNT) == 0);
+	CHECK(csv_sep(f) == 0);
+	CHECK(csv_number(f, false, 7, CG_UNIT_FINE) == 0);
+	CHECK(csv_sep(f) == 0);
+	CHECK(csv_number(f, true, 0.0004, CG_UNIT_FINE) == 0);
+	CHECK(csv_end_row(f) == 0);
+	CHECK_STR(mem_close(f), "18446744073709551615,1.500,500.0,0.0,42,,0.000\n");
+}
+
+static void test_errors(void)
+{
+	FILE *f;
+
+	/* Buffered, the failure shows at the flush. */
+	f = fopen("/dev/full", "w");
+	CHECK(f != NULL);
+	CHECK(csv_field(f, "a,b") == 0);
+	CHECK(stdio_flush(f) == -ENOSPC);
+	fclose(f);
+
+	/* Unbuffered, every field sees it. */
+	f = fopen("/dev/full", "w");
+	setvbuf(f, NULL, _IONBF, 0);
+	CHECK(csv_field(f, "plain") == -ENOSPC);
+	CHECK(csv_field(f, "say \"hi\"") == -ENOSPC);
+	CHECK(csv_number(f, true, 1, CG_UNIT_FINE) == -ENOSPC);
+	CHECK(csv_u64(f, 1) == -ENOSPC);
+	CHECK(csv_sep(f) == -ENOSPC);
+	CHECK(csv_end_row(f) == -ENOSPC);
+	fclose(f);
+}
+
+int main(void)
+{
+	test_quoting();
+	test_round_trip();
+	test_numbers();
+	test_errors();
+	free(mem_text);
+	return check_done();
+}

@@ -1,0 +1,200 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <math.h>
+
+#include "check.h"
+#include "derived.h"
+
+static int near(double got, double want)
+{
+	return fabs(got - want) <= 1e-9 * fabs(want) + 1e-12;
+}
+
+static double figure(const struct cg_record *r, uint64_t interval_ns, enum cg_figure fig)
+{
+	double value = -1;
+
+	CHECK(record_figure(r, interval_ns, fig, &value));
+	return value;
+}
+
+static void test_record_figures(void)
+{
+	struct cg_record r = {
+		.name = "web",
+		.tasks = 12,
+		.time_ns = {1500000000, 500000000, 1500000000, 500000000},
+		.nvcsw = 250,
+		.nivcsw = 20,
+		.migrations = 5,
+		.runq_waits = 4,
+		.runq_max_ns = 37000,
+	};
+	double value;
+
+	/* Waits of 1000, 1000, 3000 and 37000 ns. */
+	r.runq_hist.bucket[cg_hist_bucket(1000)] = 2;
+	r.runq_hist.bucket[cg_hist_bucket(3000)] = 1;
+	r.runq_hist.bucket[cg_hist_bucket(37000)] = 1;
+	r.runq_hist.count = 4;
+
+	CHECK(near(figure(&r, 1000000000, CG_FIG_CPU_CORES), 1.5));
+	CHECK(near(figure(&r, 500000000, CG_FIG_CPU_CORES), 3.0));
+	CHECK(near(figure(&r, 1000000000, CG_FIG_TASKS), 12));
+	CHECK(near(figure(&r, 1000000000, CG_FIG_ONCPU_MILLIS), 1500));
+	CHECK(near(figure(&r, 1000000000, CG_FIG_RUNQ_MILLIS), 500));
+	CHECK(near(figure(&r, 1000000000, CG_FIG_SLEEP_MILLIS), 1500));
+	CHECK(near(figure(&r, 1000000000, CG_FIG_BLOCKED_MILLIS), 500));
+	CHECK(near(figure(&r, 1000000000, CG_FIG_VCSW), 250));
+	CHECK(near(figure(&r, 1000000000, CG_FIG_IVCSW), 20));
+	CHECK(near(figure(&r, 1000000000, CG_FIG_MIGRATIONS), 5));
+	CHECK(near(figure(&r, 1000000000, CG_FIG_RUNQ_WAITS), 4));
+	/* Rank 2 is in 1000's bucket [960, 1024), midpoint 992; rank 4 in [36864, 40960)
+	 * would be 38912 but the exact maximum caps it. */
+	CHECK(near(figure(&r, 1000000000, CG_FIG_RUNQ_P50_MICROS), 0.992));
+	CHECK(near(figure(&r, 1000000000, CG_FIG_RUNQ_P99_MICROS), 37.0));
+	CHECK(near(figure(&r, 1000000000, CG_FIG_RUNQ_MAX_MICROS), 37.0));
+	/* 250 switches in half a second. */
+	CHECK(near(figure(&r, 500000000, CG_FIG_VCSW_RATE), 500));
+	CHECK(near(figure(&r, 500000000, CG_FIG_IVCSW_RATE), 40));
+	CHECK(near(figure(&r, 500000000, CG_FIG_MIGRATIONS_RATE), 10));
+	CHECK(near(figure(&r, 500000000, CG_FIG_RUNQ_WAITS_RATE), 8));
+	CHECK(near(figure(&r, 2000000000, CG_FIG_RUNQ_MILLIS_RATE), 250));
+	CHECK(near(figure(&r, 2000000000, CG_FIG_SLEEP_MILLIS_RATE), 750));
+	CHECK(near(figure(&r, 2000000000, CG_FIG_BLOCKED_MILLIS_RATE), 250));
+	/* Of 4 s of task time: 0.5 s waiting, 1.5 s sleeping, 0.5 s blocked. */
+	CHECK(near(figure(&r, 1000000000, CG_FIG_RUNQ_PERCENT), 12.5));
+	CHECK(near(figure(&r, 1000000000, CG_FIG_SLEEP_PERCENT), 37.5));
+	CHECK(near(figure(&r, 1000000000, CG_FIG_BLOCKED_PERCENT), 12.5));
+
+	/* No time: no rates, no cores, but the amounts are still there. */
+	CHECK(!record_figure(&r, 0, CG_FIG_CPU_CORES, &value));
+	CHECK(!record_figure(&r, 0, CG_FIG_VCSW_RATE, &value));
+	CHECK(!record_figure(&r, 0, CG_FIG_BLOCKED_MILLIS_RATE, &value));
+	CHECK(near(figure(&r, 0, CG_FIG_VCSW), 250));
+
+	/* No waits: no run-queue figures at all. */
+	r.runq_waits = 0;
+	r.runq_max_ns = 0;
+	CHECK(!record_figure(&r, 1000000000, CG_FIG_RUNQ_P50_MICROS, &value));
+	CHECK(!record_figure(&r, 1000000000, CG_FIG_RUNQ_P99_MICROS, &value));
+	CHECK(!record_figure(&r, 1000000000, CG_FIG_RUNQ_MAX_MICROS, &value));
+	CHECK(near(figure(&r, 1000000000, CG_FIG_RUNQ_WAITS), 0));
+
+	/* No task time: no shares. */
+	memset(r.time_ns, 0, sizeof(r.time_ns));
+	CHECK(!record_figure(&r, 1000000000, CG_FIG_RUNQ_PERCENT, &value));
+	CHECK(near(figure(&r, 1000000000, CG_FIG_CPU_CORES), 0));
+
+	CHECK_STR(figure_columns[CG_FIG_CPU_CORES].name, "cpuCores");
+	CHECK_STR(figure_columns[CG_FIG_RUNQ_MAX_MICROS].name, "runqMaxMicros");
+	CHECK_STR(figure_columns[CG_FIG_VCSW_RATE].name, "voluntarySwitchesPerSecond");
+	CHECK(figure_columns[CG_FIG_CPU_CORES].unit == CG_UNIT_FINE);
+	CHECK(figure_columns[CG_FIG_VCSW_RATE].unit == CG_UNIT_COARSE);
+	CHECK(figure_columns[CG_FIG_VCSW].unit == CG_UNIT_COUNT);
+	CHECK(unit_decimals(CG_UNIT_COUNT) == 0);
+	CHECK(unit_decimals(CG_UNIT_FINE) == 3);
+	CHECK(unit_decimals(CG_UNIT_COARSE) == 1);
+}
+
+static void test_event_figure(void)
+{
+	enum cg_unit unit;
+
+	CHECK(near(event_figure("taskClockMillis", 2500000000ULL, &unit), 2500));
+	CHECK(unit == CG_UNIT_FINE);
+	CHECK(near(event_figure("cycles", 123456789, &unit), 123456789));
+	CHECK(unit == CG_UNIT_COUNT);
+}
+
+static const char *const columns[] = {
+	"cycles",	 "instructions", "cacheReferences", "cacheMisses",
+	"l1dLoadMisses", "branchMisses", "taskClockMillis", "pageFaults",
+};
+
+static void test_derived(void)
+{
+	uint64_t counter[8] = {3000000000ULL, 6000000000ULL, 1000000,	 250000,
+			       12000000,      3000000,	     1000000000, 77};
+	bool valid[8] = {true, true, true, true, true, true, true, true};
+	struct cg_derived d;
+
+	derived_compute(&d, 8, columns, counter, valid);
+	/* 3e9 cycles in 1e9 ns of task clock; 6e9 instructions. */
+	CHECK(d.valid[CG_DERIVED_GHZ] && near(d.value[CG_DERIVED_GHZ], 3.0));
+	CHECK(d.valid[CG_DERIVED_IPC] && near(d.value[CG_DERIVED_IPC], 2.0));
+	CHECK(d.valid[CG_DERIVED_LLC_MPKI] && near(d.value[CG_DERIVED_LLC_MPKI], 250000e3 / 6e9));
+	CHECK(d.valid[CG_DERIVED_LLC_MISS_PERCENT] &&
+	      near(d.value[CG_DERIVED_LLC_MISS_PERCENT], 25.0));
+	CHECK(d.valid[CG_DERIVED_L1D_MPKI] && near(d.value[CG_DERIVED_L1D_MPKI], 2.0));
+	CHECK(d.valid[CG_DERIVED_BRANCH_MPKI] && near(d.value[CG_DERIVED_BRANCH_MPKI], 0.5));
+
+	/* cycles not counted: both ratios with cycles in them are gone, and only those. */
+	valid[0] = false;
+	derived_compute(&d, 8, columns, counter, valid);
+	CHECK(!d.valid[CG_DERIVED_GHZ]);
+	CHECK(!d.valid[CG_DERIVED_IPC]);
+	CHECK(d.valid[CG_DERIVED_LLC_MPKI]);
+	CHECK(d.valid[CG_DERIVED_BRANCH_MPKI]);
+	valid[0] = true;
+
+	/* instructions 0: every per-kilo-instruction ratio is gone, IPC is 0 and real. */
+	counter[1] = 0;
+	derived_compute(&d, 8, columns, counter, valid);
+	CHECK(!d.valid[CG_DERIVED_LLC_MPKI]);
+	CHECK(!d.valid[CG_DERIVED_L1D_MPKI]);
+	CHECK(!d.valid[CG_DERIVED_BRANCH_MPKI]);
+	CHECK(d.valid[CG_DERIVED_IPC] && d.value[CG_DERIVED_IPC] == 0);
+	CHECK(d.valid[CG_DERIVED_LLC_MISS_PERCENT]);
+	counter[1] = 6000000000ULL;
+
+	/* Only cycles and instructions in the event list: IPC alone can be had. */
+	derived_compute(&d, 2, columns, counter, valid);
+	CHECK(d.valid[CG_DERIVED_IPC] && near(d.value[CG_DERIVED_IPC], 2.0));
+	CHECK(!d.valid[CG_DERIVED_GHZ]);
+	CHECK(!d.valid[CG_DERIVED_LLC_MPKI]);
+	CHECK(!d.valid[CG_DERIVED_LLC_MISS_PERCENT]);
+	CHECK(!d.valid[CG_DERIVED_L1D_MPKI]);
+	CHECK(!d.valid[CG_DERIVED_BRANCH_MPKI]);
+
+	/* No events at all. */
+	derived_compute(&d, 0, columns, counter, valid);
+	CHECK(!d.valid[CG_DERIVED_IPC]);
+
+	CHECK_STR(derived_columns[CG_DERIVED_GHZ].name, "ghz");
+	CHECK_STR(derived_columns[CG_DERIVED_IPC].name, "instructionsPerCycle");
+	CHECK_STR(derived_columns[CG_DERIVED_LLC_MPKI].name, "llcMissesPerKiloInstructions");
+	CHECK_STR(derived_columns[CG_DERIVED_LLC_MISS_PERCENT].name, "llcMissPercent");
+	CHECK_STR(derived_columns[CG_DERIVED_L1D_MPKI].name, "l1dMissesPerKiloInstructions");
+	CHECK_STR(derived_columns[CG_DERIVED_BRANCH_MPKI].name, "branchMissesPerKiloInstructions");
+}
+
+static void test_host_columns(void)
+{
+	struct cg_host_disk disks[2] = {
+		{"nvme0n1", 1.5, 2.5, 10.0},
+		{"vda", 3.0, 4.0, 50.0},
+	};
+	struct cg_host h = {true, 40.0, 5.0, 2, disks};
+	const char *names[] = {
+		"cpuBusyPercent",     "cpuIowaitPercent", "nvme0n1ReadMBps", "nvme0n1WriteMBps",
+		"nvme0n1BusyPercent", "vdaReadMBps",	  "vdaWriteMBps",    "vdaBusyPercent",
+	};
+	double values[] = {40.0, 5.0, 1.5, 2.5, 10.0, 3.0, 4.0, 50.0};
+	char name[CG_HOST_COLUMN_NAME_MAX];
+	int i;
+
+	CHECK(host_nr_columns(&h) == 8);
+	for (i = 0; i < 8; i++) {
+		CHECK(host_column(&h, i, name) == values[i]);
+		CHECK_STR(name, names[i]);
+	}
+}
+
+int main(void)
+{
+	test_record_figures();
+	test_event_figure();
+	test_derived();
+	test_host_columns();
+	return check_done();
+}

@@ -1,0 +1,83 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <errno.h>
+#include <inttypes.h>
+#include <string.h>
+
+#include "csv.h"
+
+int stdio_error(void)
+{
+	return errno ? -errno : -EIO;
+}
+
+int stdio_flush(FILE *f)
+{
+	if (fflush(f) == EOF || ferror(f))
+		return stdio_error();
+	return 0;
+}
+
+static bool needs_quotes(const char *s)
+{
+	size_t len = strlen(s);
+
+	if (len && (s[0] == ' ' || s[len - 1] == ' '))
+		return true;
+	return strpbrk(s, ",\"\r\n") != NULL;
+}
+
+int csv_field(FILE *f, const char *s)
+{
+	const char *quote;
+
+	if (!needs_quotes(s))
+		return fputs(s, f) == EOF ? stdio_error() : 0;
+
+	if (fputc('"', f) == EOF)
+		return stdio_error();
+	while ((quote = strchr(s, '"'))) {
+		/* The quote goes out with the run before it, then once more to double it. */
+		if (fwrite(s, 1, quote - s + 1, f) != (size_t)(quote - s + 1) ||
+		    fputc('"', f) == EOF)
+			return stdio_error();
+		s = quote + 1;
+	}
+	if (fputs(s, f) == EOF || fputc('"', f) == EOF)
+		return stdio_error();
+	return 0;
+}
+
+int csv_sep(FILE *f)
+{
+	return fputc(',', f) == EOF ? stdio_error() : 0;
+}
+
+int csv_end_row(FILE *f)
+{
+	return fputc('\n', f) == EOF ? stdio_error() : 0;
+}
+
+int csv_u64(FILE *f, uint64_t value)
+{
+	return fprintf(f, "%" PRIu64, value) < 0 ? stdio_error() : 0;
+}
+
+int csv_number(FILE *f, bool valid, double value, enum cg_unit unit)
+{
+	if (!valid)
+		return 0;
+	return fprintf(f, "%.*f", unit_decimals(unit), value) < 0 ? stdio_error() : 0;
+}
+
+int csv_fields(FILE *f, const char *const *names, int nr)
+{
+	int i, err = 0;
+
+	for (i = 0; i < nr && !err; i++) {
+		if (i)
+			err = csv_sep(f);
+		if (!err)
+			err = csv_field(f, names[i]);
+	}
+	return err;
+}

@@ -1,0 +1,110 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * The figures every output prints, computed in one place from records: the per-record columns
+ * (cores, millis, rates, run-queue quantiles), the perf event columns, the ratios derived from
+ * the counters, and the host columns. No formatting here beyond how many decimals a figure
+ * deserves; a figure that cannot be had is reported as not valid, never as 0.
+ */
+#ifndef CGSTAT_DERIVED_H
+#define CGSTAT_DERIVED_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "record.h"
+
+enum cg_unit {
+	CG_UNIT_COUNT,	/* a whole number */
+	CG_UNIT_FINE,	/* millis, micros, cores and ratios */
+	CG_UNIT_COARSE, /* per-second rates and percents */
+};
+
+/* How many decimals a figure of this unit is printed with: 0, 3 or 1. */
+int unit_decimals(enum cg_unit unit);
+
+struct cg_column {
+	const char *name; /* the CSV header and JSON key */
+	enum cg_unit unit;
+};
+
+/* What one record says about its cgroup over the time it covers. */
+enum cg_figure {
+	CG_FIG_CPU_CORES, /* on-CPU time / interval */
+	CG_FIG_TASKS,
+	CG_FIG_ONCPU_MILLIS,
+	CG_FIG_RUNQ_MILLIS,
+	CG_FIG_SLEEP_MILLIS,
+	CG_FIG_BLOCKED_MILLIS,
+	CG_FIG_VCSW,
+	CG_FIG_IVCSW,
+	CG_FIG_MIGRATIONS,
+	CG_FIG_RUNQ_WAITS,
+	CG_FIG_RUNQ_P50_MICROS, /* the three run-queue figures need at least one wait */
+	CG_FIG_RUNQ_P99_MICROS,
+	CG_FIG_RUNQ_MAX_MICROS,
+	CG_FIG_VCSW_RATE, /* per second of the interval */
+	CG_FIG_IVCSW_RATE,
+	CG_FIG_MIGRATIONS_RATE,
+	CG_FIG_RUNQ_WAITS_RATE,
+	CG_FIG_RUNQ_MILLIS_RATE,
+	CG_FIG_SLEEP_MILLIS_RATE,
+	CG_FIG_BLOCKED_MILLIS_RATE,
+	CG_FIG_RUNQ_PERCENT, /* shares of the tasks' time (the four states), not of the interval */
+	CG_FIG_SLEEP_PERCENT,
+	CG_FIG_BLOCKED_PERCENT,
+	CG_NR_FIGURES,
+};
+
+extern const struct cg_column figure_columns[CG_NR_FIGURES];
+
+/*
+ * Figure fig of r, whose amounts cover interval_ns (a summary passes run totals and the run's
+ * time). True and *value set, or false when the figure is not available.
+ */
+bool record_figure(const struct cg_record *r, uint64_t interval_ns, enum cg_figure fig,
+		   double *value);
+
+/*
+ * The figure of an event column's counter and its unit: "taskClockMillis" counts nanoseconds
+ * and shows as millis; every other event is a plain count.
+ */
+double event_figure(const char *column, uint64_t counter, enum cg_unit *unit);
+
+enum cg_derived_metric {
+	CG_DERIVED_GHZ,
+	CG_DERIVED_IPC,
+	CG_DERIVED_LLC_MPKI,
+	CG_DERIVED_LLC_MISS_PERCENT,
+	CG_DERIVED_L1D_MPKI,
+	CG_DERIVED_BRANCH_MPKI,
+	CG_NR_DERIVED,
+};
+
+extern const struct cg_column derived_columns[CG_NR_DERIVED];
+
+struct cg_derived {
+	double value[CG_NR_DERIVED];
+	bool valid[CG_NR_DERIVED];
+};
+
+/*
+ * The ratios of the counters named by columns (one record's, or sums over a run). A ratio is
+ * valid only when both its inputs are among the columns, counted (counter_valid) and its
+ * denominator is not 0.
+ */
+void derived_compute(struct cg_derived *d, int nr_events, const char *const *columns,
+		     const uint64_t *counter, const bool *counter_valid);
+
+/* Room for a host column name: a 31-character disk name and the longest suffix. */
+#define CG_HOST_COLUMN_NAME_MAX 48
+
+/*
+ * host-io.csv's columns after epochMs, in order: cpuBusyPercent, cpuIowaitPercent, then per
+ * disk <disk>ReadMBps, <disk>WriteMBps, <disk>BusyPercent; all CG_UNIT_COARSE.
+ */
+int host_nr_columns(const struct cg_host *h);
+
+/* Column i (0 <= i < host_nr_columns(h)): its header name into name, and its value. */
+double host_column(const struct cg_host *h, int i, char name[CG_HOST_COLUMN_NAME_MAX]);
+
+#endif /* CGSTAT_DERIVED_H */

@@ -1,0 +1,56 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <math.h>
+
+#include "hist.h"
+
+void hist_add(struct cg_hist *dst, const struct cg_hist *src)
+{
+	int b;
+
+	for (b = 0; b < CG_HIST_BUCKETS; b++)
+		dst->bucket[b] += src->bucket[b];
+	dst->count += src->count;
+}
+
+/* The value that stands for every value in bucket b. */
+static uint64_t bucket_value(__u32 b)
+{
+	__u64 lower = cg_hist_lower(b);
+
+	/* The last bucket has no upper bound, so its lower bound is all that is known. */
+	if (b < CG_HIST_LINEAR || b == CG_HIST_BUCKETS - 1)
+		return lower;
+	return lower + (cg_hist_lower(b + 1) - lower) / 2;
+}
+
+uint64_t hist_quantile(const struct cg_hist *h, double q, uint64_t max_ns)
+{
+	uint64_t total = 0, seen = 0, rank, value;
+	__u32 b;
+
+	/*
+	 * The walk goes by the buckets' own sum rather than h->count, so that a count that ran
+	 * ahead of the buckets (the BPF side bumps them separately) cannot walk off the end.
+	 */
+	for (b = 0; b < CG_HIST_BUCKETS; b++)
+		total += h->bucket[b];
+	if (!total)
+		return 0;
+
+	/* The epsilon keeps 0.99 * 100 = 99.00000000000001 from becoming rank 100. */
+	rank = (uint64_t)ceil(q * (double)total - 1e-9);
+	if (rank < 1)
+		rank = 1;
+	if (rank > total)
+		rank = total;
+
+	for (b = 0; b < CG_HIST_BUCKETS - 1; b++) {
+		seen += h->bucket[b];
+		if (seen >= rank)
+			break;
+	}
+	value = bucket_value(b);
+	if (max_ns && value > max_ns)
+		value = max_ns;
+	return value;
+}

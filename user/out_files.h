@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * The -o directory: container-stats.csv, sched-stats.csv, perf-stat.csv (when perf counts),
+ * host-io.csv (once the host sampler has a reading) and container-summary.json. cgstat runs as
+ * root and the directory may be writable by others, so every file is opened relative to the
+ * directory and a symlink in place of a file name makes the open fail instead of being followed.
+ */
+#ifndef CGSTAT_OUT_FILES_H
+#define CGSTAT_OUT_FILES_H
+
+#include "record.h"
+
+struct out_files;
+
+/*
+ * Create dir (0755) unless it exists, and in it container-stats.csv and sched-stats.csv with
+ * their headers, so that a run that ends early still leaves them. NULL and errno on failure:
+ * ENOTDIR when dir is a symlink, ELOOP when one of the files is.
+ */
+struct out_files *out_files__open(const char *dir);
+
+/*
+ * Append a row per record to each file and flush them. perf-stat.csv is created at the first
+ * interval, when it has events; host-io.csv at the first interval with a valid host sample,
+ * its disk columns fixed by that sample. 0, or -errno of the first failed write (-ENOSPC), or
+ * -ELOOP when a file created here is a symlink.
+ */
+int out_files__write(struct out_files *o, const struct cg_interval *iv);
+
+/*
+ * Write container-summary.json under a temporary name and rename it into place, so that the
+ * file is whole or absent. 0 or -errno.
+ */
+int out_files__write_summary(struct out_files *o, const char *json_text);
+
+void out_files__close(struct out_files *o);
+
+#endif /* CGSTAT_OUT_FILES_H */

@@ -1,0 +1,239 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "collector.h"
+#include "cgstat.skel.h"
+
+struct collector {
+	struct cgstat_bpf *skel;
+	struct cg_slot_snap *snap; /* slot_snap, mapped read-only */
+	size_t snap_len;
+	uint32_t max_slots;
+	int nr_cpus;
+	void *zero_live; /* one slot's worth of zeroes for every possible CPU */
+};
+
+static bool libbpf_verbose;
+
+static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list args)
+{
+	if (level == LIBBPF_DEBUG || (level == LIBBPF_INFO && !libbpf_verbose))
+		return 0;
+	return vfprintf(stderr, fmt, args);
+}
+
+static int size_maps(struct cgstat_bpf *skel, uint32_t slots)
+{
+	struct bpf_map *maps[] = {
+		skel->maps.slot_live,	 skel->maps.slot_info,	skel->maps.slot_snap,
+		skel->maps.cgroup_slots, skel->maps.free_slots,
+	};
+	size_t i;
+	int err;
+
+	for (i = 0; i < sizeof(maps) / sizeof(maps[0]); i++) {
+		err = bpf_map__set_max_entries(maps[i], slots);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+static int watch_cgroups(struct collector *c, const struct collector_opts *opts)
+{
+	struct cg_slot_info info = {};
+	uint32_t slot;
+	int err;
+
+	for (slot = 0; slot < (uint32_t)opts->nr_watched; slot++) {
+		info.cgid = opts->watched[slot];
+		err = bpf_map__update_elem(c->skel->maps.slot_info, &slot, sizeof(slot), &info,
+					   sizeof(info), BPF_ANY);
+		if (err)
+			return err;
+		err = bpf_map__update_elem(c->skel->maps.cgroup_slots, &info.cgid,
+					   sizeof(info.cgid), &slot, sizeof(slot), BPF_NOEXIST);
+		if (err)
+			return err;
+	}
+	c->skel->bss->slot_hwm = opts->nr_watched;
+	return 0;
+}
+
+/* Run the task iterator once: it seeds every task that exists now. */
+static int seed_tasks(struct collector *c)
+{
+	struct bpf_link *link;
+	char buf[64];
+	int fd, err = 0;
+	ssize_t n;
+
+	link = bpf_program__attach_iter(c->skel->progs.cg_seed_tasks, NULL);
+	if (!link)
+		return -errno;
+	fd = bpf_iter_create(bpf_link__fd(link));
+	if (fd < 0) {
+		err = -errno;
+		goto out;
+	}
+	while ((n = read(fd, buf, sizeof(buf))) > 0)
+		;
+	if (n < 0)
+		err = -errno;
+	close(fd);
+out:
+	bpf_link__destroy(link);
+	return err;
+}
+
+struct collector *collector__open(const struct collector_opts *opts)
+{
+	struct collector *c;
+	int err;
+
+	libbpf_verbose = opts->verbose;
+	libbpf_set_print(libbpf_print);
+
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return NULL;
+	c->max_slots = opts->all_cgroups ? opts->max_slots : (uint32_t)opts->nr_watched;
+	c->nr_cpus = libbpf_num_possible_cpus();
+	if (c->nr_cpus < 0) {
+		err = c->nr_cpus;
+		goto fail;
+	}
+	c->zero_live = calloc(c->nr_cpus, sizeof(struct cg_slot_live));
+	if (!c->zero_live) {
+		err = -ENOMEM;
+		goto fail;
+	}
+
+	c->skel = cgstat_bpf__open();
+	if (!c->skel) {
+		err = -errno;
+		fprintf(stderr, "cgstat: cannot open the BPF object: %s\n", strerror(-err));
+		goto fail;
+	}
+	c->skel->rodata->all_cgroups = opts->all_cgroups;
+	c->skel->rodata->max_slots = c->max_slots;
+	err = size_maps(c->skel, c->max_slots);
+	if (err)
+		goto fail;
+	/* the snapshot and the seeding iterator run on demand, never on an event */
+	bpf_program__set_autoattach(c->skel->progs.cg_snapshot, false);
+	bpf_program__set_autoattach(c->skel->progs.cg_seed_tasks, false);
+
+	err = cgstat_bpf__load(c->skel);
+	if (err) {
+		fprintf(stderr, "cgstat: cannot load the BPF programs: %s\n", strerror(-err));
+		goto fail;
+	}
+	err = watch_cgroups(c, opts);
+	if (err) {
+		fprintf(stderr, "cgstat: cannot register the watched cgroups: %s\n",
+			strerror(-err));
+		goto fail;
+	}
+
+	c->snap_len = (size_t)c->max_slots * sizeof(struct cg_slot_snap);
+	c->snap = mmap(NULL, c->snap_len, PROT_READ, MAP_SHARED,
+		       bpf_map__fd(c->skel->maps.slot_snap), 0);
+	if (c->snap == MAP_FAILED) {
+		err = -errno;
+		c->snap = NULL;
+		fprintf(stderr, "cgstat: cannot map the snapshot: %s\n", strerror(-err));
+		goto fail;
+	}
+
+	err = cgstat_bpf__attach(c->skel);
+	if (err) {
+		fprintf(stderr, "cgstat: cannot attach the BPF programs: %s\n", strerror(-err));
+		goto fail;
+	}
+	err = seed_tasks(c);
+	if (err) {
+		fprintf(stderr, "cgstat: cannot seed the existing tasks: %s\n", strerror(-err));
+		goto fail;
+	}
+	return c;
+fail:
+	collector__close(c);
+	errno = -err;
+	return NULL;
+}
+
+int collector__snapshot(struct collector *c, const struct cg_slot_snap **snap, uint32_t *nr_slots)
+{
+	struct cg_snapshot_args args = {.first_cpu = 1};
+	int prog = bpf_program__fd(c->skel->progs.cg_snapshot);
+	LIBBPF_OPTS(bpf_test_run_opts, run, .ctx_in = &args, .ctx_size_in = sizeof(args),
+		    .flags = BPF_F_TEST_RUN_ON_CPU);
+	uint32_t hwm;
+	int cpu, err;
+
+	/*
+	 * Each CPU's slots are read on that CPU, where no tracepoint can interleave with the copy,
+	 * and added up in slot_snap. CPUs run one after the other: the sum needs no atomics.
+	 */
+	for (cpu = 0; cpu < c->nr_cpus; cpu++) {
+		run.cpu = cpu;
+		err = bpf_prog_test_run_opts(prog, &run);
+		if (err == -ENXIO) /* offline */
+			continue;
+		if (err)
+			return err;
+		args.first_cpu = 0;
+	}
+	if (args.first_cpu)
+		return -ENXIO;
+	hwm = c->skel->bss->slot_hwm;
+	*nr_slots = hwm < c->max_slots ? hwm : c->max_slots;
+	*snap = c->snap;
+	return 0;
+}
+
+int collector__free_slot(struct collector *c, uint32_t slot, uint64_t cgid)
+{
+	struct cg_slot_info info = {};
+	int err;
+
+	err = bpf_map__delete_elem(c->skel->maps.cgroup_slots, &cgid, sizeof(cgid), 0);
+	if (err && err != -ENOENT)
+		return err;
+	err = bpf_map__update_elem(c->skel->maps.slot_live, &slot, sizeof(slot), c->zero_live,
+				   (size_t)c->nr_cpus * sizeof(struct cg_slot_live), BPF_ANY);
+	if (err)
+		return err;
+	err = bpf_map__update_elem(c->skel->maps.slot_info, &slot, sizeof(slot), &info,
+				   sizeof(info), BPF_ANY);
+	if (err)
+		return err;
+	return bpf_map__update_elem(c->skel->maps.free_slots, NULL, 0, &slot, sizeof(slot),
+				    BPF_ANY);
+}
+
+uint64_t collector__dropped_events(const struct collector *c)
+{
+	return c->skel->bss->dropped_events;
+}
+
+void collector__close(struct collector *c)
+{
+	if (!c)
+		return;
+	if (c->snap)
+		munmap(c->snap, c->snap_len);
+	cgstat_bpf__destroy(c->skel);
+	free(c->zero_live);
+	free(c);
+}

@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * The BPF side's lifecycle: load and attach the scheduler programs, seed the tasks that
+ * already exist, take consistent snapshots of every slot, and free the slots of removed
+ * cgroups. The only module (with perf_counters) that talks to libbpf.
+ */
+#ifndef CGSTAT_COLLECTOR_H
+#define CGSTAT_COLLECTOR_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "../bpf/cgstat.h"
+
+struct collector;
+
+struct collector_opts {
+	/* every cgroup with its own slot, counting the tasks directly in it */
+	bool all_cgroups;
+	/* watched cgroups, each counting its subtree: watched[i] gets slot i */
+	const uint64_t *watched;
+	int nr_watched;
+	/* slots in the all-cgroups mode */
+	uint32_t max_slots;
+	bool verbose;
+};
+
+/* Load, attach and seed. NULL and errno on failure, after a message on stderr. */
+struct collector *collector__open(const struct collector_opts *opts);
+
+/*
+ * Snapshot every slot (summed over CPUs, in-flight time folded in) into the array returned
+ * through snap, valid until the next call; *nr_slots is how many slots have been handed out.
+ * 0 or -errno.
+ */
+int collector__snapshot(struct collector *c, const struct cg_slot_snap **snap, uint32_t *nr_slots);
+
+/* Give a removed cgroup's slot back for reuse; only once its snapshot shows no task. */
+int collector__free_slot(struct collector *c, uint32_t slot, uint64_t cgid);
+
+/* Tasks the BPF side could not attribute because a map was full, since start. */
+uint64_t collector__dropped_events(const struct collector *c);
+
+void collector__close(struct collector *c);
+
+#endif /* CGSTAT_COLLECTOR_H */

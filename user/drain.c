@@ -1,0 +1,123 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "drain.h"
+
+struct drain {
+	uint32_t max_slots;
+	struct cg_slot_snap *prev; /* each slot's previous snapshot */
+	struct cg_record *records;
+	drain_label_fn label;
+	void *label_ctx;
+};
+
+struct drain *drain__new(uint32_t max_slots, drain_label_fn label, void *label_ctx)
+{
+	struct drain *d;
+
+	d = calloc(1, sizeof(*d));
+	if (!d)
+		return NULL;
+	d->max_slots = max_slots;
+	d->label = label;
+	d->label_ctx = label_ctx;
+	d->prev = calloc(max_slots, sizeof(*d->prev));
+	d->records = calloc(max_slots, sizeof(*d->records));
+	if (!d->prev || !d->records) {
+		drain__free(d);
+		errno = ENOMEM;
+		return NULL;
+	}
+	return d;
+}
+
+void drain__baseline(struct drain *d, const struct cg_slot_snap *snap, uint32_t nr_slots)
+{
+	if (nr_slots > d->max_slots)
+		nr_slots = d->max_slots;
+	memcpy(d->prev, snap, nr_slots * sizeof(*snap));
+}
+
+/*
+ * Cumulative values only grow, but the CPUs of one snapshot are read microseconds apart, so a
+ * state's time can read a little lower than the last time: count that as no time, and the
+ * next interval gets it.
+ */
+static uint64_t grown(uint64_t now, uint64_t before)
+{
+	return (int64_t)(now - before) > 0 ? now - before : 0;
+}
+
+static void record_fill(struct cg_record *r, const struct cg_slot_snap *cur,
+			const struct cg_slot_snap *prev)
+{
+	int s, b;
+
+	r->cgid = cur->cgid;
+	r->tasks = cur->tasks > 0 ? (uint64_t)cur->tasks : 0;
+	for (s = 0; s < CG_NR_STATES; s++)
+		r->time_ns[s] = grown(cur->time_ns[s], prev->time_ns[s]);
+	r->nvcsw = grown(cur->nvcsw, prev->nvcsw);
+	r->nivcsw = grown(cur->nivcsw, prev->nivcsw);
+	r->migrations = grown(cur->migrations, prev->migrations);
+	r->runq_waits = grown(cur->runq_waits, prev->runq_waits);
+	r->runq_max_ns = r->runq_waits ? cur->runq_max_ns : 0;
+	r->runq_hist.count = 0;
+	for (b = 0; b < CG_HIST_BUCKETS; b++) {
+		/* 32-bit per-CPU counters: the difference modulo 2^32 is right */
+		r->runq_hist.bucket[b] = (uint32_t)(cur->runq_hist[b] - prev->runq_hist[b]);
+		r->runq_hist.count += r->runq_hist.bucket[b];
+	}
+}
+
+static bool record_active(const struct cg_record *r)
+{
+	return r->time_ns[CG_ONCPU] || r->nvcsw || r->nivcsw || r->migrations || r->runq_waits;
+}
+
+int drain__interval(struct drain *d, const struct cg_slot_snap *snap, uint32_t nr_slots,
+		    bool active_only, struct cg_interval *iv)
+{
+	static const struct cg_slot_snap zero;
+	struct cg_record *r;
+	uint32_t slot;
+	int n = 0;
+
+	if (nr_slots > d->max_slots)
+		nr_slots = d->max_slots;
+	for (slot = 0; slot < nr_slots; slot++) {
+		const struct cg_slot_snap *cur = &snap[slot];
+		const struct cg_slot_snap *prev = &d->prev[slot];
+
+		if (!cur->cgid) {
+			d->prev[slot] = zero;
+			continue;
+		}
+		if (prev->cgid != cur->cgid)
+			prev = &zero;
+		r = &d->records[n];
+		memset(r->counter_valid, 0, sizeof(r->counter_valid));
+		record_fill(r, cur, prev);
+		d->prev[slot] = *cur;
+		if (active_only && !record_active(r))
+			continue;
+		r->name = d->label(d->label_ctx, slot, cur->cgid);
+		if (!r->name)
+			return -errno;
+		n++;
+	}
+	iv->records = d->records;
+	iv->nr_records = n;
+	return 0;
+}
+
+void drain__free(struct drain *d)
+{
+	if (!d)
+		return;
+	free(d->prev);
+	free(d->records);
+	free(d);
+}

@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * Snapshots to records: what each slot did since the previous snapshot. Free of libbpf (it
+ * reads the snapshot layout of bpf/cgstat.h only), so it is unit-tested without root.
+ */
+#ifndef CGSTAT_DRAIN_H
+#define CGSTAT_DRAIN_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "record.h"
+
+struct drain;
+
+/* Names a slot's record; the string must live until the interval has been written. */
+typedef const char *(*drain_label_fn)(void *ctx, uint32_t slot, uint64_t cgid);
+
+struct drain *drain__new(uint32_t max_slots, drain_label_fn label, void *label_ctx);
+
+/* Take the values intervals are measured from (the snapshot right after attaching). */
+void drain__baseline(struct drain *d, const struct cg_slot_snap *snap, uint32_t nr_slots);
+
+/*
+ * Fill iv->records with one record per slot in use: every slot, or with active_only just those
+ * whose tasks ran, switched, migrated or waited in the interval. A slot whose cgroup changed
+ * since the last snapshot (reused) is measured from zero. The records live until the next
+ * call. 0 or -errno.
+ */
+int drain__interval(struct drain *d, const struct cg_slot_snap *snap, uint32_t nr_slots,
+		    bool active_only, struct cg_interval *iv);
+
+void drain__free(struct drain *d);
+
+#endif /* CGSTAT_DRAIN_H */

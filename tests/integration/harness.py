@@ -1,0 +1,234 @@
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+"""Shared pieces of the integration tests: scratch cgroups, running cgstat and the workloads,
+reading cgstat's files, and the kernel's own accounting to check them against.
+
+Every check compares cgstat with something it did not compute: the kernel's per-task figures
+(/proc/TID/schedstat, status, sched) that the workload prints before its threads exit, or the
+known shape of a workload. Each test file ends with the line "N passed, N failed"."""
+
+import argparse
+import contextlib
+import csv
+import io
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+_passed = 0
+_failed = 0
+
+
+def parse_args():
+    p = argparse.ArgumentParser()
+    p.add_argument("--cgstat", required=True)
+    p.add_argument("--workload", required=True)
+    return p.parse_args()
+
+
+def check(cond, what):
+    """Record one check; print what was compared either way, so a log shows the figures."""
+    global _passed, _failed
+    if cond:
+        _passed += 1
+        print("ok    " + what, flush=True)
+    else:
+        _failed += 1
+        print("FAIL  " + what, flush=True)
+    return cond
+
+
+def check_close(name, got, want, rel):
+    """got within rel (a fraction) of want."""
+    err = abs(got - want) / want if want else (0.0 if got == want else float("inf"))
+    return check(err <= rel, "%s: cgstat %.6g, kernel %.6g, error %.2f%% (limit %.1f%%)"
+                 % (name, got, want, 100 * err, 100 * rel))
+
+
+def check_count(name, got, want, rel, tail):
+    """A count within rel of the kernel's, give or take tail events that happen after the
+    workload read the kernel's figures (its threads leaving the park barrier and exiting)."""
+    ok = abs(got - want) <= rel * want + tail
+    return check(ok, "%s: cgstat %d, kernel %d, difference %d (limit %.1f%% + %d for the exit)"
+                 % (name, got, want, got - want, 100 * rel, tail))
+
+
+def exit_tail(report):
+    """Switches a workload's threads may make after it read the kernel's figures: leaving the
+    park barrier, and exiting."""
+    return 3 * len(report["threads"])
+
+
+def done():
+    print("%d passed, %d failed" % (_passed, _failed), flush=True)
+    sys.exit(1 if _failed else 0)
+
+
+def v2_mount():
+    """The cgroup2 mount point, from mountinfo (never a fixed path)."""
+    with open("/proc/self/mountinfo") as f:
+        for line in f:
+            left, _, right = line.partition(" - ")
+            if right.split()[0] == "cgroup2":
+                return left.split()[4].encode().decode("unicode_escape")
+    raise RuntimeError("no cgroup2 mount")
+
+
+def kill_cgroup_tasks(path):
+    for _ in range(50):
+        try:
+            with open(os.path.join(path, "cgroup.procs")) as f:
+                pids = [int(x) for x in f.read().split()]
+        except FileNotFoundError:
+            return
+        if not pids:
+            return
+        for pid in pids:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        time.sleep(0.05)
+
+
+@contextlib.contextmanager
+def scratch_cgroup(name="t", parent=None):
+    """A cgroup of the test's own under the v2 mount, removed with everything in it."""
+    base = parent or v2_mount()
+    path = os.path.join(base, "cgstat-test-%d-%s" % (os.getpid(), name))
+    os.mkdir(path)
+    try:
+        yield path
+    finally:
+        remove_cgroup_tree(path)
+
+
+def remove_cgroup_tree(path):
+    if not os.path.isdir(path):
+        return
+    for entry in os.scandir(path):
+        if entry.is_dir(follow_symlinks=False):
+            remove_cgroup_tree(entry.path)
+    kill_cgroup_tasks(path)
+    for _ in range(100):
+        try:
+            os.rmdir(path)
+            return
+        except FileNotFoundError:
+            return
+        except OSError:
+            time.sleep(0.05)
+    raise RuntimeError("cannot remove " + path)
+
+
+class Cgstat:
+    """cgstat running in the background, started with -v so that the test knows when it has
+    attached, stdout captured to a file."""
+
+    def __init__(self, binary, args, out_dir=None, stdout_path=None):
+        self.out_dir = out_dir or tempfile.mkdtemp(prefix="cgstat-out-")
+        self.stdout_path = stdout_path or os.path.join(self.out_dir, "..stdout-" + str(os.getpid()))
+        self.stdout_path = os.path.join(tempfile.gettempdir(),
+                                        "cgstat-stdout-%d-%d" % (os.getpid(), id(self)))
+        self.stdout = open(self.stdout_path, "wb")
+        self.proc = subprocess.Popen([binary, "-v", "-o", self.out_dir] + list(args),
+                                     stdout=self.stdout, stderr=subprocess.PIPE)
+        self.stderr_lines = []
+        self.attached = threading.Event()
+        self.reader = threading.Thread(target=self._read_stderr, daemon=True)
+        self.reader.start()
+        if not self.attached.wait(30):
+            self.proc.kill()
+            raise RuntimeError("cgstat did not attach: " + "".join(self.stderr_lines))
+
+    def _read_stderr(self):
+        for raw in self.proc.stderr:
+            line = raw.decode(errors="replace")
+            self.stderr_lines.append(line)
+            if "attached" in line:
+                self.attached.set()
+
+    def stop(self, sig=signal.SIGINT, timeout=30):
+        self.proc.send_signal(sig)
+        code = self.proc.wait(timeout)
+        self.reader.join(5)
+        self.stdout.close()
+        return code
+
+    def stdout_text(self):
+        with open(self.stdout_path, "rb") as f:
+            return f.read().decode(errors="replace")
+
+    def rows(self, name):
+        return read_csv(os.path.join(self.out_dir, name))
+
+    def summary(self):
+        with open(os.path.join(self.out_dir, "container-summary.json")) as f:
+            return json.load(f)
+
+
+def read_csv(path):
+    with open(path, newline="", encoding="utf-8", errors="surrogateescape") as f:
+        return list(csv.DictReader(f))
+
+
+def run_workload(workload, cgroup, *args, timeout=300):
+    """Run a workload shape in cgroup; returns the kernel's accounting it printed."""
+    out = subprocess.run([workload, "--cgroup", cgroup] + [str(a) for a in args],
+                         stdout=subprocess.PIPE, check=True, timeout=timeout)
+    return json.loads(out.stdout)
+
+
+def thread_off_cpu_ns(t):
+    """Off-CPU time of one thread from the kernel's figures: the time it was alive less the
+    time it ran (sum_exec_runtime) and waited to run (run_delay). This kernel has no
+    schedstats, so this is the ground truth for sleep and blocked time."""
+    return t["alive_ns"] - t["exec_ns"] - t["run_delay_ns"]
+
+
+def kernel_totals(report):
+    """Sum of the per-thread kernel figures and the reaped children's."""
+    keys = ["exec_ns", "run_delay_ns", "pcount", "nvcsw", "nivcsw", "migrations", "alive_ns"]
+    total = dict.fromkeys(keys, 0)
+    total["off_cpu_ns"] = 0
+    for t in report["threads"].values():
+        for k in keys:
+            total[k] += t[k]
+        total["off_cpu_ns"] += thread_off_cpu_ns(t)
+    for k in ("exec_ns", "nvcsw", "nivcsw"):
+        total[k] += report["children"][k]
+    return total
+
+
+def add_reports(*reports):
+    total = {}
+    for r in reports:
+        for k, v in kernel_totals(r).items():
+            total[k] = total.get(k, 0) + v
+    return total
+
+
+SCHED_NUMERIC = ["tasks", "onCpuMillis", "runqWaitMillis", "offCpuSleepMillis",
+                 "offCpuBlockedMillis", "voluntarySwitches", "involuntarySwitches", "migrations",
+                 "runqWaits"]
+
+
+def sched_totals(rows, container):
+    """cgstat's sums over every interval of one container in sched-stats.csv."""
+    total = dict.fromkeys(SCHED_NUMERIC, 0.0)
+    n = 0
+    for r in rows:
+        if r["container"] != container:
+            continue
+        n += 1
+        for k in SCHED_NUMERIC:
+            total[k] += float(r[k])
+    total["intervals"] = n
+    return total
+
+
+def settle(seconds=0.3):
+    """Let the last switches of exiting threads land before cgstat drains."""
+    time.sleep(seconds)

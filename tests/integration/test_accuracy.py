@@ -1,0 +1,111 @@
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+"""cgstat's per-cgroup totals against the kernel's own per-task accounting, for workloads of
+known shape run in a scratch cgroup: switches and migrations within 2 %, on-CPU and run-queue
+time within 5 %, and off-CPU time within 5 % of what the kernel's figures leave of each
+thread's life (alive - sum_exec_runtime - run_delay), as sleep for a sleeper and as blocked
+time for a vfork parent, whose every wait is in D.
+
+Where the two clocks disagree by definition, the sum is checked instead of the parts: the
+kernel's schedstat reads the run-queue clock as last updated, which for a task woken onto an
+idle CPU is the wakeup itself, so it books the idle exit (about 8 us on this VM) as run time
+where cgstat books it as run-queue wait; and its run_delay ends before pick_next_task where
+cgstat's ends at the switch, about 0.1 us later. For a sleeper or a sub-microsecond ping-pong
+those offsets are a large share of the run-queue figure, so there on-CPU + run-queue is compared
+with sum_exec_runtime + run_delay (see docs/metrics.md)."""
+
+import harness as h
+
+SWITCHES = 0.02
+MIGRATIONS = 0.02
+TIME = 0.05
+
+
+def measure(args, shape, *shape_args):
+    """Run one workload shape in its own watched cgroup; cgstat's totals and the kernel's."""
+    with h.scratch_cgroup(shape) as cg:
+        cgstat = h.Cgstat(args.cgstat, ["-q", "-i", "0.5", "-c", "w=" + cg])
+        report = h.run_workload(args.workload, cg, shape, *shape_args)
+        h.settle()
+        code = cgstat.stop()
+        h.check(code == 0, "%s: cgstat exit code %d" % (shape, code))
+        return h.sched_totals(cgstat.rows("sched-stats.csv"), "w"), h.kernel_totals(report), report
+
+
+def check_switches(shape, got, want, report):
+    tail = h.exit_tail(report)
+    h.check_count(shape + " voluntary switches", got["voluntarySwitches"], want["nvcsw"],
+                  SWITCHES, tail)
+    h.check_count(shape + " involuntary switches", got["involuntarySwitches"], want["nivcsw"],
+                  SWITCHES, tail)
+
+
+def check_cpu(shape, got, want):
+    h.check_close(shape + " on-CPU ms", got["onCpuMillis"], want["exec_ns"] / 1e6, TIME)
+
+
+def check_runq(shape, got, want):
+    h.check_close(shape + " run-queue wait ms", got["runqWaitMillis"],
+                  want["run_delay_ns"] / 1e6, TIME)
+
+
+def check_cpu_and_runq(shape, got, want):
+    h.check_close(shape + " on-CPU + run-queue ms", got["onCpuMillis"] + got["runqWaitMillis"],
+                  (want["exec_ns"] + want["run_delay_ns"]) / 1e6, TIME)
+
+
+def main():
+    args = h.parse_args()
+
+    # pinned pipe ping-pong: two switches per round trip, sub-microsecond waits
+    got, want, report = measure(args, "pingpong", 100000, 0)
+    check_switches("pingpong", got, want, report)
+    check_cpu("pingpong", got, want)
+    check_cpu_and_runq("pingpong", got, want)
+    h.check(got["voluntarySwitches"] + got["involuntarySwitches"] >= 200000,
+            "pingpong: at least two switches per round trip (%d)"
+            % (got["voluntarySwitches"] + got["involuntarySwitches"]))
+
+    # two hogs sharing one CPU: involuntary switches, run-queue wait ~ on-CPU time
+    got, want, report = measure(args, "hogs", 2, 1)
+    check_switches("hogs", got, want, report)
+    check_cpu("hogs", got, want)
+    check_runq("hogs", got, want)
+
+    # a sleeper: off-CPU sleep, every wakeup onto an idle CPU
+    got, want, report = measure(args, "sleeper", 2)
+    check_switches("sleeper", got, want, report)
+    check_cpu_and_runq("sleeper", got, want)
+    h.check_close("sleeper off-CPU sleep ms", got["offCpuSleepMillis"],
+                  want["off_cpu_ns"] / 1e6, TIME)
+    h.check(got["offCpuBlockedMillis"] < 0.01 * got["offCpuSleepMillis"],
+            "sleeper: no blocked time (%.3f ms)" % got["offCpuBlockedMillis"])
+
+    # a vfork parent waits in D while each child sleeps 20 ms
+    got, want, report = measure(args, "vfork", 2)
+    check_switches("vfork", got, want, report)
+    parent = [t for tid, t in report["threads"].items() if int(tid) != report["pid"]][0]
+    h.check_close("vfork off-CPU blocked ms", got["offCpuBlockedMillis"],
+                  h.thread_off_cpu_ns(parent) / 1e6, TIME)
+
+    # an affinity hopper: one migration per hop
+    got, want, report = measure(args, "hopper", 400)
+    check_switches("hopper", got, want, report)
+    h.check_count("hopper migrations", got["migrations"], want["migrations"], MIGRATIONS,
+                  h.exit_tail(report))
+    h.check(want["migrations"] >= 400,
+            "hopper: the kernel saw at least one migration per hop (%d)" % want["migrations"])
+
+    # many threads on two CPUs: everything at once
+    got, want, report = measure(args, "steady", 2, 4)
+    check_switches("steady", got, want, report)
+    check_cpu("steady", got, want)
+    check_cpu_and_runq("steady", got, want)
+    h.check_count("steady migrations", got["migrations"], want["migrations"], MIGRATIONS,
+                  h.exit_tail(report))
+    h.check_close("steady off-CPU ms", got["offCpuSleepMillis"] + got["offCpuBlockedMillis"],
+                  want["off_cpu_ns"] / 1e6, TIME)
+    h.done()
+
+
+if __name__ == "__main__":
+    main()

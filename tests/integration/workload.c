@@ -1,0 +1,461 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Workloads of known shape for the integration tests. The process moves itself into the
+ * cgroup given with --cgroup, runs one shape, and before its threads exit prints the kernel's
+ * own accounting of every thread (from /proc/self/task/TID/{schedstat,status,sched}) and of
+ * its reaped children (wait4's rusage) as one JSON object: the ground truth cgstat is checked
+ * against. The main thread's figures from before the move are subtracted. Each thread's
+ * alive_ns (from its start, or the move, to the report) lets the test derive off-CPU time as
+ * alive - exec - run_delay where the kernel lacks schedstats.
+ *
+ *   workload [--cgroup DIR] pingpong ROUNDS CPU   two threads on one CPU, pipe round trips
+ *   workload [--cgroup DIR] hogs SECONDS CPU      two spinning threads sharing one CPU
+ *   workload [--cgroup DIR] sleeper SECONDS       one thread sleeping 5 ms at a time
+ *   workload [--cgroup DIR] vfork SECONDS         vfork children that sleep 20 ms: parent in D
+ *   workload [--cgroup DIR] hopper HOPS           one thread moved between CPUs HOPS times
+ *   workload [--cgroup DIR] churn PROCS THREADS   PROCS processes fork and exit, each with
+ *                                                 THREADS threads that start and exit
+ *   workload [--cgroup DIR] steady SECONDS N      N threads: spin 2 ms, sleep 3 ms, for SECONDS
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+struct kstat {
+	uint64_t exec_ns, run_delay_ns, pcount, nvcsw, nivcsw, migrations, alive_ns;
+};
+
+/* When each thread started (the main thread: when it moved into the cgroup). */
+#define MAX_THREADS 256
+static struct {
+	pid_t tid;
+	uint64_t start_ns;
+} starts[MAX_THREADS];
+static int nr_starts;
+
+static struct kstat children; /* reaped children, from rusage */
+
+static void die(const char *what)
+{
+	perror(what);
+	exit(1);
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+static void thread_started(void)
+{
+	int i = __sync_fetch_and_add(&nr_starts, 1);
+
+	if (i < MAX_THREADS) {
+		starts[i].tid = gettid();
+		starts[i].start_ns = now_ns();
+	}
+}
+
+static uint64_t alive_ns(pid_t tid, uint64_t now)
+{
+	int i;
+
+	for (i = 0; i < nr_starts && i < MAX_THREADS; i++)
+		if (starts[i].tid == tid)
+			return now - starts[i].start_ns;
+	return 0;
+}
+
+static void pin(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	if (sched_setaffinity(0, sizeof(set), &set))
+		die("sched_setaffinity");
+}
+
+static void spin_ns(uint64_t ns)
+{
+	uint64_t end = now_ns() + ns;
+
+	while (now_ns() < end)
+		;
+}
+
+static int read_file(const char *path, char *buf, size_t len)
+{
+	int fd = open(path, O_RDONLY);
+	ssize_t n;
+
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, len - 1);
+	close(fd);
+	if (n < 0)
+		return -1;
+	buf[n] = 0;
+	return 0;
+}
+
+/* A count from the "name   :   value" lines of /proc/.../sched. */
+static uint64_t sched_field(const char *text, const char *name)
+{
+	const char *p = strstr(text, name);
+
+	if (!p)
+		return 0;
+	p = strchr(p, ':');
+	return p ? strtoull(p + 1, NULL, 10) : 0;
+}
+
+static int read_kstat(const char *task_dir, struct kstat *k)
+{
+	char path[512], buf[16384];
+	const char *p;
+
+	memset(k, 0, sizeof(*k));
+	snprintf(path, sizeof(path), "%s/schedstat", task_dir);
+	if (read_file(path, buf, sizeof(buf)))
+		return -1;
+	sscanf(buf, "%lu %lu %lu", &k->exec_ns, &k->run_delay_ns, &k->pcount);
+	snprintf(path, sizeof(path), "%s/status", task_dir);
+	if (read_file(path, buf, sizeof(buf)))
+		return -1;
+	p = strstr(buf, "\nvoluntary_ctxt_switches:");
+	if (p)
+		k->nvcsw = strtoull(strchr(p, ':') + 1, NULL, 10);
+	p = strstr(buf, "\nnonvoluntary_ctxt_switches:");
+	if (p)
+		k->nivcsw = strtoull(strchr(p, ':') + 1, NULL, 10);
+	snprintf(path, sizeof(path), "%s/sched", task_dir);
+	if (read_file(path, buf, sizeof(buf)))
+		return -1;
+	k->migrations = sched_field(buf, "se.nr_migrations");
+	return 0;
+}
+
+static void kstat_sub(struct kstat *a, const struct kstat *b)
+{
+	a->exec_ns -= b->exec_ns;
+	a->run_delay_ns -= b->run_delay_ns;
+	a->pcount -= b->pcount;
+	a->nvcsw -= b->nvcsw;
+	a->nivcsw -= b->nivcsw;
+	a->migrations -= b->migrations;
+}
+
+static void kstat_print(const char *key, const struct kstat *k, int comma)
+{
+	printf("\"%s\":{\"exec_ns\":%lu,\"run_delay_ns\":%lu,\"pcount\":%lu,\"nvcsw\":%lu,"
+	       "\"nivcsw\":%lu,\"migrations\":%lu,\"alive_ns\":%lu}%s",
+	       key, k->exec_ns, k->run_delay_ns, k->pcount, k->nvcsw, k->nivcsw, k->migrations,
+	       k->alive_ns, comma ? "," : "");
+}
+
+static struct kstat main_baseline;
+
+/* Print every live thread's accounting (the main thread's since the move) and the children. */
+static void report(void)
+{
+	struct dirent *de;
+	char dir[300];
+	struct kstat k;
+	DIR *d;
+	pid_t self = getpid();
+	uint64_t now = now_ns();
+
+	d = opendir("/proc/self/task");
+	if (!d)
+		die("/proc/self/task");
+	printf("{\"pid\":%d,\"threads\":{", self);
+	int first = 1;
+	while ((de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(dir, sizeof(dir), "/proc/self/task/%s", de->d_name);
+		if (read_kstat(dir, &k))
+			continue;
+		if (atoi(de->d_name) == self)
+			kstat_sub(&k, &main_baseline);
+		k.alive_ns = alive_ns(atoi(de->d_name), now);
+		if (!first)
+			printf(",");
+		first = 0;
+		kstat_print(de->d_name, &k, 0);
+	}
+	closedir(d);
+	printf("},");
+	kstat_print("children", &children, 0);
+	printf("}\n");
+	fflush(stdout);
+}
+
+static void reap(pid_t pid)
+{
+	struct rusage ru;
+	int status;
+
+	if (wait4(pid, &status, 0, &ru) < 0)
+		die("wait4");
+	children.exec_ns += (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000000ULL +
+			    (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1000ULL;
+	children.nvcsw += ru.ru_nvcsw;
+	children.nivcsw += ru.ru_nivcsw;
+}
+
+/* Threads park here once their work is done, so that report() sees them alive. */
+static pthread_barrier_t done, release;
+
+static void park(void)
+{
+	pthread_barrier_wait(&done);
+	pthread_barrier_wait(&release);
+}
+
+static void *(*thread_fn)(void *);
+
+static void *thread_main(void *arg)
+{
+	thread_started();
+	return thread_fn(arg);
+}
+
+static void run_threads(int n, void *(*fn)(void *), void *arg)
+{
+	pthread_t *t = calloc(n, sizeof(*t));
+	int i;
+
+	pthread_barrier_init(&done, NULL, n + 1);
+	pthread_barrier_init(&release, NULL, n + 1);
+	thread_fn = fn;
+	for (i = 0; i < n; i++)
+		if (pthread_create(&t[i], NULL, thread_main, arg))
+			die("pthread_create");
+	pthread_barrier_wait(&done);
+	report();
+	pthread_barrier_wait(&release);
+	for (i = 0; i < n; i++)
+		pthread_join(t[i], NULL);
+	free(t);
+}
+
+/* pingpong */
+static long pp_rounds;
+static int pp_cpu, pp_ab[2], pp_ba[2];
+
+static void *pp_ping(void *arg)
+{
+	char c = 0;
+	long i;
+
+	pin(pp_cpu);
+	for (i = 0; i < pp_rounds; i++) {
+		if (write(pp_ab[1], &c, 1) != 1 || read(pp_ba[0], &c, 1) != 1)
+			die("ping");
+	}
+	park();
+	return arg;
+}
+
+static void *pp_pong(void *arg)
+{
+	char c;
+	long i;
+
+	pin(pp_cpu);
+	for (i = 0; i < pp_rounds; i++) {
+		if (read(pp_ab[0], &c, 1) != 1 || write(pp_ba[1], &c, 1) != 1)
+			die("pong");
+	}
+	park();
+	return arg;
+}
+
+static void *pp_thread(void *arg)
+{
+	static int which;
+
+	return __sync_fetch_and_add(&which, 1) ? pp_pong(arg) : pp_ping(arg);
+}
+
+/* hogs, steady */
+static double seconds;
+static int hog_cpu;
+
+static void *hog(void *arg)
+{
+	pin(hog_cpu);
+	spin_ns((uint64_t)(seconds * 1e9));
+	park();
+	return arg;
+}
+
+static void *steady(void *arg)
+{
+	uint64_t end = now_ns() + (uint64_t)(seconds * 1e9);
+	struct timespec nap = {0, 3000000};
+
+	while (now_ns() < end) {
+		spin_ns(2000000);
+		nanosleep(&nap, NULL);
+	}
+	park();
+	return arg;
+}
+
+static void *sleeper(void *arg)
+{
+	uint64_t end = now_ns() + (uint64_t)(seconds * 1e9);
+	struct timespec nap = {0, 5000000};
+
+	while (now_ns() < end) {
+		spin_ns(50000);
+		nanosleep(&nap, NULL);
+	}
+	park();
+	return arg;
+}
+
+static void *vforker(void *arg)
+{
+	uint64_t end = now_ns() + (uint64_t)(seconds * 1e9);
+	struct timespec nap = {0, 20000000};
+	pid_t pid;
+
+	while (now_ns() < end) {
+		pid = vfork();
+		if (pid < 0)
+			die("vfork");
+		if (!pid) {
+			nanosleep(&nap, NULL);
+			_exit(0);
+		}
+		reap(pid);
+	}
+	park();
+	return arg;
+}
+
+static long hops;
+
+static void *hopper(void *arg)
+{
+	long i;
+
+	for (i = 0; i < hops; i++) {
+		pin(i & 1);
+		spin_ns(200000);
+	}
+	park();
+	return arg;
+}
+
+static void *short_thread(void *arg)
+{
+	spin_ns(20000);
+	return arg;
+}
+
+static long churn_procs, churn_threads;
+
+static void *churner(void *arg)
+{
+	pthread_t t[64];
+	long p, i, n = churn_threads < 64 ? churn_threads : 64;
+	pid_t pid;
+
+	for (p = 0; p < churn_procs; p++) {
+		pid = fork();
+		if (pid < 0)
+			die("fork");
+		if (!pid) {
+			for (i = 0; i < n; i++)
+				pthread_create(&t[i], NULL, short_thread, NULL);
+			for (i = 0; i < n; i++)
+				pthread_join(t[i], NULL);
+			_exit(0);
+		}
+		reap(pid);
+	}
+	park();
+	return arg;
+}
+
+static void move_to_cgroup(const char *dir)
+{
+	char path[4096];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
+	fd = open(path, O_WRONLY);
+	if (fd < 0 || write(fd, "0", 1) != 1)
+		die(path);
+	close(fd);
+}
+
+int main(int argc, char **argv)
+{
+	char self_dir[64];
+	int i = 1;
+
+	if (argc > 2 && !strcmp(argv[1], "--cgroup")) {
+		move_to_cgroup(argv[2]);
+		i = 3;
+	}
+	snprintf(self_dir, sizeof(self_dir), "/proc/self/task/%d", getpid());
+	if (read_kstat(self_dir, &main_baseline))
+		die("baseline");
+	thread_started();
+	if (argc - i < 2) {
+		fprintf(stderr, "usage: see the comment at the top of workload.c\n");
+		return 2;
+	}
+	if (!strcmp(argv[i], "pingpong") && argc - i == 3) {
+		pp_rounds = atol(argv[i + 1]);
+		pp_cpu = atoi(argv[i + 2]);
+		if (pipe(pp_ab) || pipe(pp_ba))
+			die("pipe");
+		run_threads(2, pp_thread, NULL);
+	} else if (!strcmp(argv[i], "hogs") && argc - i == 3) {
+		seconds = atof(argv[i + 1]);
+		hog_cpu = atoi(argv[i + 2]);
+		run_threads(2, hog, NULL);
+	} else if (!strcmp(argv[i], "steady") && argc - i == 3) {
+		seconds = atof(argv[i + 1]);
+		run_threads(atoi(argv[i + 2]), steady, NULL);
+	} else if (!strcmp(argv[i], "sleeper")) {
+		seconds = atof(argv[i + 1]);
+		run_threads(1, sleeper, NULL);
+	} else if (!strcmp(argv[i], "vfork")) {
+		seconds = atof(argv[i + 1]);
+		run_threads(1, vforker, NULL);
+	} else if (!strcmp(argv[i], "hopper")) {
+		hops = atol(argv[i + 1]);
+		run_threads(1, hopper, NULL);
+	} else if (!strcmp(argv[i], "churn") && argc - i == 3) {
+		churn_procs = atol(argv[i + 1]);
+		churn_threads = atol(argv[i + 2]);
+		run_threads(1, churner, NULL);
+	} else {
+		fprintf(stderr, "workload: unknown shape '%s'\n", argv[i]);
+		return 2;
+	}
+	return 0;
+}

@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * The drain's product: one record per cgroup per interval. Every output (CSV files, the stdout
+ * stream, the table, the summary) formats these and nothing else, so that a new output never
+ * reads the BPF maps itself.
+ */
+#ifndef CGSTAT_RECORD_H
+#define CGSTAT_RECORD_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "../bpf/cgstat.h"
+
+#define CG_MAX_EVENTS 16
+
+/* Run-queue wait histogram of one interval (or of a whole run, in the summary). */
+struct cg_hist {
+	uint64_t bucket[CG_HIST_BUCKETS];
+	uint64_t count;
+};
+
+struct cg_record {
+	const char *name; /* the label: NAME= of -c/-p, else the path under the v2 mount */
+	uint64_t cgid;
+	uint64_t tasks; /* threads in the cgroup (its subtree when watched) at the end */
+	uint64_t time_ns[CG_NR_STATES]; /* on-CPU, run-queue, sleep, blocked in the interval */
+	uint64_t nvcsw;
+	uint64_t nivcsw;
+	uint64_t migrations;
+	uint64_t runq_waits;
+	uint64_t runq_max_ns; /* exact; 0 when runq_waits is 0 */
+	struct cg_hist runq_hist;
+	/* perf counters, in the order of the run's event list; counter_valid says which count */
+	uint64_t counter[CG_MAX_EVENTS];
+	bool counter_valid[CG_MAX_EVENTS];
+};
+
+/* One physical disk over one interval (host-io.csv). */
+struct cg_host_disk {
+	char name[32];
+	double read_mbps; /* decimal MB/s of 512-byte sectors */
+	double write_mbps;
+	double busy_percent; /* share of the interval the disk had I/O in flight */
+};
+
+/* The host sampler's figures for one interval; valid is false until two readings exist. */
+struct cg_host {
+	bool valid;
+	double cpu_busy_percent; /* (total - idle - iowait) / total over all CPUs */
+	double cpu_iowait_percent;
+	int nr_disks;
+	struct cg_host_disk *disks;
+};
+
+/* One drain: every cgroup's record for the interval that ended at epoch_ms. */
+struct cg_interval {
+	uint64_t epoch_ms;	 /* wall clock at the interval's end */
+	uint64_t interval_ns;	 /* its length, measured (monotonic) */
+	uint64_t dropped_events; /* cumulative events lost to full maps */
+	/* perf column names (perf-stat.csv headers, e.g. "pageFaults"), one per counter[] */
+	int nr_events;
+	const char *const *event_columns;
+	struct cg_host host;
+	int nr_records;
+	struct cg_record *records;
+};
+
+#endif /* CGSTAT_RECORD_H */

@@ -20,7 +20,7 @@ static void on_signal(int sig)
 
 int main(void)
 {
-	struct sigaction sa = {.sa_handler = on_signal};
+	struct sigaction sa = { .sa_handler = on_signal };
 	struct floor_bpf *skel;
 	int err;
 

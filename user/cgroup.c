@@ -325,7 +325,7 @@ int cgroup_resolve(const struct cgroup_mount *m, const char *spec, char *path, s
 		   uint64_t *id)
 {
 	char found[PATH_MAX];
-	struct id_search search = {.path = found, .size = sizeof(found), .ret = -ENOENT};
+	struct id_search search = { .path = found, .size = sizeof(found), .ret = -ENOENT };
 	bool absolute = spec[0] == '/';
 	uint64_t cgid = 0;
 	int ret;

@@ -24,29 +24,29 @@ int unit_decimals(enum cg_unit unit)
 }
 
 const struct cg_column figure_columns[CG_NR_FIGURES] = {
-	[CG_FIG_CPU_CORES] = {"cpuCores", CG_UNIT_FINE},
-	[CG_FIG_TASKS] = {"tasks", CG_UNIT_COUNT},
-	[CG_FIG_ONCPU_MILLIS] = {"onCpuMillis", CG_UNIT_FINE},
-	[CG_FIG_RUNQ_MILLIS] = {"runqWaitMillis", CG_UNIT_FINE},
-	[CG_FIG_SLEEP_MILLIS] = {"offCpuSleepMillis", CG_UNIT_FINE},
-	[CG_FIG_BLOCKED_MILLIS] = {"offCpuBlockedMillis", CG_UNIT_FINE},
-	[CG_FIG_VCSW] = {"voluntarySwitches", CG_UNIT_COUNT},
-	[CG_FIG_IVCSW] = {"involuntarySwitches", CG_UNIT_COUNT},
-	[CG_FIG_MIGRATIONS] = {"migrations", CG_UNIT_COUNT},
-	[CG_FIG_RUNQ_WAITS] = {"runqWaits", CG_UNIT_COUNT},
-	[CG_FIG_RUNQ_P50_MICROS] = {"runqP50Micros", CG_UNIT_FINE},
-	[CG_FIG_RUNQ_P99_MICROS] = {"runqP99Micros", CG_UNIT_FINE},
-	[CG_FIG_RUNQ_MAX_MICROS] = {"runqMaxMicros", CG_UNIT_FINE},
-	[CG_FIG_VCSW_RATE] = {"voluntarySwitchesPerSecond", CG_UNIT_COARSE},
-	[CG_FIG_IVCSW_RATE] = {"involuntarySwitchesPerSecond", CG_UNIT_COARSE},
-	[CG_FIG_MIGRATIONS_RATE] = {"migrationsPerSecond", CG_UNIT_COARSE},
-	[CG_FIG_RUNQ_WAITS_RATE] = {"runqWaitsPerSecond", CG_UNIT_COARSE},
-	[CG_FIG_RUNQ_MILLIS_RATE] = {"runqWaitMillisPerSecond", CG_UNIT_COARSE},
-	[CG_FIG_SLEEP_MILLIS_RATE] = {"offCpuSleepMillisPerSecond", CG_UNIT_COARSE},
-	[CG_FIG_BLOCKED_MILLIS_RATE] = {"offCpuBlockedMillisPerSecond", CG_UNIT_COARSE},
-	[CG_FIG_RUNQ_PERCENT] = {"runqPercent", CG_UNIT_COARSE},
-	[CG_FIG_SLEEP_PERCENT] = {"offCpuSleepPercent", CG_UNIT_COARSE},
-	[CG_FIG_BLOCKED_PERCENT] = {"offCpuBlockedPercent", CG_UNIT_COARSE},
+	[CG_FIG_CPU_CORES] = { "cpuCores", CG_UNIT_FINE },
+	[CG_FIG_TASKS] = { "tasks", CG_UNIT_COUNT },
+	[CG_FIG_ONCPU_MILLIS] = { "onCpuMillis", CG_UNIT_FINE },
+	[CG_FIG_RUNQ_MILLIS] = { "runqWaitMillis", CG_UNIT_FINE },
+	[CG_FIG_SLEEP_MILLIS] = { "offCpuSleepMillis", CG_UNIT_FINE },
+	[CG_FIG_BLOCKED_MILLIS] = { "offCpuBlockedMillis", CG_UNIT_FINE },
+	[CG_FIG_VCSW] = { "voluntarySwitches", CG_UNIT_COUNT },
+	[CG_FIG_IVCSW] = { "involuntarySwitches", CG_UNIT_COUNT },
+	[CG_FIG_MIGRATIONS] = { "migrations", CG_UNIT_COUNT },
+	[CG_FIG_RUNQ_WAITS] = { "runqWaits", CG_UNIT_COUNT },
+	[CG_FIG_RUNQ_P50_MICROS] = { "runqP50Micros", CG_UNIT_FINE },
+	[CG_FIG_RUNQ_P99_MICROS] = { "runqP99Micros", CG_UNIT_FINE },
+	[CG_FIG_RUNQ_MAX_MICROS] = { "runqMaxMicros", CG_UNIT_FINE },
+	[CG_FIG_VCSW_RATE] = { "voluntarySwitchesPerSecond", CG_UNIT_COARSE },
+	[CG_FIG_IVCSW_RATE] = { "involuntarySwitchesPerSecond", CG_UNIT_COARSE },
+	[CG_FIG_MIGRATIONS_RATE] = { "migrationsPerSecond", CG_UNIT_COARSE },
+	[CG_FIG_RUNQ_WAITS_RATE] = { "runqWaitsPerSecond", CG_UNIT_COARSE },
+	[CG_FIG_RUNQ_MILLIS_RATE] = { "runqWaitMillisPerSecond", CG_UNIT_COARSE },
+	[CG_FIG_SLEEP_MILLIS_RATE] = { "offCpuSleepMillisPerSecond", CG_UNIT_COARSE },
+	[CG_FIG_BLOCKED_MILLIS_RATE] = { "offCpuBlockedMillisPerSecond", CG_UNIT_COARSE },
+	[CG_FIG_RUNQ_PERCENT] = { "runqPercent", CG_UNIT_COARSE },
+	[CG_FIG_SLEEP_PERCENT] = { "offCpuSleepPercent", CG_UNIT_COARSE },
+	[CG_FIG_BLOCKED_PERCENT] = { "offCpuBlockedPercent", CG_UNIT_COARSE },
 };
 
 static bool per_second(double amount, uint64_t interval_ns, double *value)
@@ -161,12 +161,12 @@ double event_figure(const char *column, uint64_t counter, enum cg_unit *unit)
 }
 
 const struct cg_column derived_columns[CG_NR_DERIVED] = {
-	[CG_DERIVED_GHZ] = {"ghz", CG_UNIT_FINE},
-	[CG_DERIVED_IPC] = {"instructionsPerCycle", CG_UNIT_FINE},
-	[CG_DERIVED_LLC_MPKI] = {"llcMissesPerKiloInstructions", CG_UNIT_FINE},
-	[CG_DERIVED_LLC_MISS_PERCENT] = {"llcMissPercent", CG_UNIT_COARSE},
-	[CG_DERIVED_L1D_MPKI] = {"l1dMissesPerKiloInstructions", CG_UNIT_FINE},
-	[CG_DERIVED_BRANCH_MPKI] = {"branchMissesPerKiloInstructions", CG_UNIT_FINE},
+	[CG_DERIVED_GHZ] = { "ghz", CG_UNIT_FINE },
+	[CG_DERIVED_IPC] = { "instructionsPerCycle", CG_UNIT_FINE },
+	[CG_DERIVED_LLC_MPKI] = { "llcMissesPerKiloInstructions", CG_UNIT_FINE },
+	[CG_DERIVED_LLC_MISS_PERCENT] = { "llcMissPercent", CG_UNIT_COARSE },
+	[CG_DERIVED_L1D_MPKI] = { "l1dMissesPerKiloInstructions", CG_UNIT_FINE },
+	[CG_DERIVED_BRANCH_MPKI] = { "branchMissesPerKiloInstructions", CG_UNIT_FINE },
 };
 
 /* Each metric is scale * numerator / denominator. */
@@ -176,12 +176,12 @@ static const struct {
 	double scale;
 } derived_inputs[CG_NR_DERIVED] = {
 	/* The task-clock counter is in nanoseconds, and cycles per nanosecond are GHz. */
-	[CG_DERIVED_GHZ] = {"cycles", TASK_CLOCK, 1},
-	[CG_DERIVED_IPC] = {"instructions", "cycles", 1},
-	[CG_DERIVED_LLC_MPKI] = {"cacheMisses", "instructions", 1000},
-	[CG_DERIVED_LLC_MISS_PERCENT] = {"cacheMisses", "cacheReferences", 100},
-	[CG_DERIVED_L1D_MPKI] = {"l1dLoadMisses", "instructions", 1000},
-	[CG_DERIVED_BRANCH_MPKI] = {"branchMisses", "instructions", 1000},
+	[CG_DERIVED_GHZ] = { "cycles", TASK_CLOCK, 1 },
+	[CG_DERIVED_IPC] = { "instructions", "cycles", 1 },
+	[CG_DERIVED_LLC_MPKI] = { "cacheMisses", "instructions", 1000 },
+	[CG_DERIVED_LLC_MISS_PERCENT] = { "cacheMisses", "cacheReferences", 100 },
+	[CG_DERIVED_L1D_MPKI] = { "l1dLoadMisses", "instructions", 1000 },
+	[CG_DERIVED_BRANCH_MPKI] = { "branchMisses", "instructions", 1000 },
 };
 
 static bool counter_of(int nr_events, const char *const *columns, const uint64_t *counter,

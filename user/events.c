@@ -26,31 +26,32 @@ struct named_event {
 };
 
 static const struct named_event named_events[] = {
-	{"cycles", "cpu-cycles", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES},
-	{"instructions", NULL, PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS},
-	{"cache-references", NULL, PERF_TYPE_HARDWARE, PERF_COUNT_HW_CACHE_REFERENCES},
-	{"cache-misses", NULL, PERF_TYPE_HARDWARE, PERF_COUNT_HW_CACHE_MISSES},
-	{"branch-instructions", "branches", PERF_TYPE_HARDWARE, PERF_COUNT_HW_BRANCH_INSTRUCTIONS},
-	{"branch-misses", NULL, PERF_TYPE_HARDWARE, PERF_COUNT_HW_BRANCH_MISSES},
-	{"bus-cycles", NULL, PERF_TYPE_HARDWARE, PERF_COUNT_HW_BUS_CYCLES},
-	{"stalled-cycles-frontend", "idle-cycles-frontend", PERF_TYPE_HARDWARE,
-	 PERF_COUNT_HW_STALLED_CYCLES_FRONTEND},
-	{"stalled-cycles-backend", "idle-cycles-backend", PERF_TYPE_HARDWARE,
-	 PERF_COUNT_HW_STALLED_CYCLES_BACKEND},
-	{"ref-cycles", NULL, PERF_TYPE_HARDWARE, PERF_COUNT_HW_REF_CPU_CYCLES},
-	{"cpu-clock", NULL, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK},
-	{"task-clock", NULL, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK,
-	 CG_EVENT_CORE_TASK_CLOCK},
-	{"page-faults", "faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS},
-	{"context-switches", "cs", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CONTEXT_SWITCHES,
-	 CG_EVENT_CORE_CONTEXT_SWITCHES},
-	{"cpu-migrations", "migrations", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_MIGRATIONS,
-	 CG_EVENT_CORE_MIGRATIONS},
-	{"minor-faults", NULL, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS_MIN},
-	{"major-faults", NULL, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS_MAJ},
-	{"alignment-faults", NULL, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_ALIGNMENT_FAULTS},
-	{"emulation-faults", NULL, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_EMULATION_FAULTS},
-	{"cgroup-switches", NULL, PERF_TYPE_SOFTWARE, CG_COUNT_SW_CGROUP_SWITCHES},
+	{ "cycles", "cpu-cycles", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES },
+	{ "instructions", NULL, PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS },
+	{ "cache-references", NULL, PERF_TYPE_HARDWARE, PERF_COUNT_HW_CACHE_REFERENCES },
+	{ "cache-misses", NULL, PERF_TYPE_HARDWARE, PERF_COUNT_HW_CACHE_MISSES },
+	{ "branch-instructions", "branches", PERF_TYPE_HARDWARE,
+	  PERF_COUNT_HW_BRANCH_INSTRUCTIONS },
+	{ "branch-misses", NULL, PERF_TYPE_HARDWARE, PERF_COUNT_HW_BRANCH_MISSES },
+	{ "bus-cycles", NULL, PERF_TYPE_HARDWARE, PERF_COUNT_HW_BUS_CYCLES },
+	{ "stalled-cycles-frontend", "idle-cycles-frontend", PERF_TYPE_HARDWARE,
+	  PERF_COUNT_HW_STALLED_CYCLES_FRONTEND },
+	{ "stalled-cycles-backend", "idle-cycles-backend", PERF_TYPE_HARDWARE,
+	  PERF_COUNT_HW_STALLED_CYCLES_BACKEND },
+	{ "ref-cycles", NULL, PERF_TYPE_HARDWARE, PERF_COUNT_HW_REF_CPU_CYCLES },
+	{ "cpu-clock", NULL, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK },
+	{ "task-clock", NULL, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK,
+	  CG_EVENT_CORE_TASK_CLOCK },
+	{ "page-faults", "faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS },
+	{ "context-switches", "cs", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CONTEXT_SWITCHES,
+	  CG_EVENT_CORE_CONTEXT_SWITCHES },
+	{ "cpu-migrations", "migrations", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_MIGRATIONS,
+	  CG_EVENT_CORE_MIGRATIONS },
+	{ "minor-faults", NULL, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS_MIN },
+	{ "major-faults", NULL, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS_MAJ },
+	{ "alignment-faults", NULL, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_ALIGNMENT_FAULTS },
+	{ "emulation-faults", NULL, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_EMULATION_FAULTS },
+	{ "cgroup-switches", NULL, PERF_TYPE_SOFTWARE, CG_COUNT_SW_CGROUP_SWITCHES },
 };
 
 #define OP_READ	    (1 << PERF_COUNT_HW_CACHE_OP_READ)
@@ -62,13 +63,13 @@ static const struct {
 	const char *name;
 	unsigned int ops;
 } hw_caches[PERF_COUNT_HW_CACHE_MAX] = {
-	[PERF_COUNT_HW_CACHE_L1D] = {"L1-dcache", OP_READ | OP_WRITE | OP_PREFETCH},
-	[PERF_COUNT_HW_CACHE_L1I] = {"L1-icache", OP_READ | OP_PREFETCH},
-	[PERF_COUNT_HW_CACHE_LL] = {"LLC", OP_READ | OP_WRITE | OP_PREFETCH},
-	[PERF_COUNT_HW_CACHE_DTLB] = {"dTLB", OP_READ | OP_WRITE | OP_PREFETCH},
-	[PERF_COUNT_HW_CACHE_ITLB] = {"iTLB", OP_READ},
-	[PERF_COUNT_HW_CACHE_BPU] = {"branch", OP_READ},
-	[PERF_COUNT_HW_CACHE_NODE] = {"node", OP_READ | OP_WRITE | OP_PREFETCH},
+	[PERF_COUNT_HW_CACHE_L1D] = { "L1-dcache", OP_READ | OP_WRITE | OP_PREFETCH },
+	[PERF_COUNT_HW_CACHE_L1I] = { "L1-icache", OP_READ | OP_PREFETCH },
+	[PERF_COUNT_HW_CACHE_LL] = { "LLC", OP_READ | OP_WRITE | OP_PREFETCH },
+	[PERF_COUNT_HW_CACHE_DTLB] = { "dTLB", OP_READ | OP_WRITE | OP_PREFETCH },
+	[PERF_COUNT_HW_CACHE_ITLB] = { "iTLB", OP_READ },
+	[PERF_COUNT_HW_CACHE_BPU] = { "branch", OP_READ },
+	[PERF_COUNT_HW_CACHE_NODE] = { "node", OP_READ | OP_WRITE | OP_PREFETCH },
 };
 
 /* An access count is "<cache>-<plural>", a miss count "<cache>-<singular>-misses". */
@@ -76,9 +77,9 @@ static const struct {
 	const char *singular;
 	const char *plural;
 } hw_cache_ops[PERF_COUNT_HW_CACHE_OP_MAX] = {
-	[PERF_COUNT_HW_CACHE_OP_READ] = {"load", "loads"},
-	[PERF_COUNT_HW_CACHE_OP_WRITE] = {"store", "stores"},
-	[PERF_COUNT_HW_CACHE_OP_PREFETCH] = {"prefetch", "prefetches"},
+	[PERF_COUNT_HW_CACHE_OP_READ] = { "load", "loads" },
+	[PERF_COUNT_HW_CACHE_OP_WRITE] = { "store", "stores" },
+	[PERF_COUNT_HW_CACHE_OP_PREFETCH] = { "prefetch", "prefetches" },
 };
 
 /* Columns that are not the camelCase of the name, kept as perf-stat.csv has always had them. */
@@ -86,8 +87,8 @@ static const struct {
 	const char *name;
 	const char *column;
 } column_overrides[] = {
-	{"task-clock", "taskClockMillis"},
-	{"L1-dcache-load-misses", "l1dLoadMisses"},
+	{ "task-clock", "taskClockMillis" },
+	{ "L1-dcache-load-misses", "l1dLoadMisses" },
 };
 
 static const char default_list[] = "task-clock,context-switches,cpu-migrations,page-faults,"

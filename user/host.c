@@ -83,7 +83,7 @@ static int parse_u64(const char **pos, uint64_t *value)
 
 int host_parse_stat(const char *text, struct host_cpu_times *t)
 {
-	uint64_t field[8] = {0};
+	uint64_t field[8] = { 0 };
 	const char *p = text;
 	int n;
 
@@ -358,7 +358,7 @@ int host_sampler__sample(struct host_sampler *h, uint64_t now_ns, struct cg_host
 	struct host_cpu_times cpu;
 	int err, nr_readings;
 
-	*out = (struct cg_host){.nr_disks = h->nr_disks, .disks = h->out_disks};
+	*out = (struct cg_host){ .nr_disks = h->nr_disks, .disks = h->out_disks };
 	err = read_text(h, h->stat_path);
 	if (err)
 		goto out;

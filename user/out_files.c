@@ -252,7 +252,7 @@ err_out:
 
 static int flush_all(struct out_files *o)
 {
-	FILE *files[] = {o->container, o->sched, o->perf, o->host};
+	FILE *files[] = { o->container, o->sched, o->perf, o->host };
 	size_t i;
 	int err = 0, ret;
 

@@ -41,7 +41,7 @@ static double ns_to_millis(uint64_t ns)
 
 static int csv_header(FILE *f, const struct cg_interval *iv)
 {
-	static const char *const leading[] = {"epochMillis", "intervalMillis", "container"};
+	static const char *const leading[] = { "epochMillis", "intervalMillis", "container" };
 	size_t i;
 	int err;
 
@@ -227,19 +227,19 @@ struct table_column {
 };
 
 static const struct table_column table_columns[] = {
-	{"CORES", 7, TABLE_FIGURE, CG_FIG_CPU_CORES},
-	{"TASKS", 6, TABLE_FIGURE, CG_FIG_TASKS},
-	{"VCSW/s", 9, TABLE_FIGURE, CG_FIG_VCSW_RATE},
-	{"IVCSW/s", 9, TABLE_FIGURE, CG_FIG_IVCSW_RATE},
-	{"MIGR/s", 8, TABLE_FIGURE, CG_FIG_MIGRATIONS_RATE},
-	{"RUNQ%", 6, TABLE_FIGURE, CG_FIG_RUNQ_PERCENT},
-	{"SLEEP%", 6, TABLE_FIGURE, CG_FIG_SLEEP_PERCENT},
-	{"BLOCK%", 6, TABLE_FIGURE, CG_FIG_BLOCKED_PERCENT},
-	{"P50us", 10, TABLE_FIGURE, CG_FIG_RUNQ_P50_MICROS},
-	{"P99us", 10, TABLE_FIGURE, CG_FIG_RUNQ_P99_MICROS},
-	{"MAXus", 10, TABLE_FIGURE, CG_FIG_RUNQ_MAX_MICROS},
-	{"IPC", 6, TABLE_DERIVED, CG_DERIVED_IPC},
-	{"LLC-MPKI", 9, TABLE_DERIVED, CG_DERIVED_LLC_MPKI},
+	{ "CORES", 7, TABLE_FIGURE, CG_FIG_CPU_CORES },
+	{ "TASKS", 6, TABLE_FIGURE, CG_FIG_TASKS },
+	{ "VCSW/s", 9, TABLE_FIGURE, CG_FIG_VCSW_RATE },
+	{ "IVCSW/s", 9, TABLE_FIGURE, CG_FIG_IVCSW_RATE },
+	{ "MIGR/s", 8, TABLE_FIGURE, CG_FIG_MIGRATIONS_RATE },
+	{ "RUNQ%", 6, TABLE_FIGURE, CG_FIG_RUNQ_PERCENT },
+	{ "SLEEP%", 6, TABLE_FIGURE, CG_FIG_SLEEP_PERCENT },
+	{ "BLOCK%", 6, TABLE_FIGURE, CG_FIG_BLOCKED_PERCENT },
+	{ "P50us", 10, TABLE_FIGURE, CG_FIG_RUNQ_P50_MICROS },
+	{ "P99us", 10, TABLE_FIGURE, CG_FIG_RUNQ_P99_MICROS },
+	{ "MAXus", 10, TABLE_FIGURE, CG_FIG_RUNQ_MAX_MICROS },
+	{ "IPC", 6, TABLE_DERIVED, CG_DERIVED_IPC },
+	{ "LLC-MPKI", 9, TABLE_DERIVED, CG_DERIVED_LLC_MPKI },
 };
 
 #define NR_TABLE_COLUMNS ARRAY_SIZE(table_columns)

@@ -200,12 +200,12 @@ static const struct {
 	const char *key;
 	enum cg_figure figure;
 } summary_figures[] = {
-	{"cpus", CG_FIG_CPU_CORES},	  {NULL, CG_FIG_VCSW_RATE},
-	{NULL, CG_FIG_IVCSW_RATE},	  {NULL, CG_FIG_MIGRATIONS_RATE},
-	{NULL, CG_FIG_RUNQ_WAITS_RATE},	  {NULL, CG_FIG_RUNQ_MILLIS_RATE},
-	{NULL, CG_FIG_SLEEP_MILLIS_RATE}, {NULL, CG_FIG_BLOCKED_MILLIS_RATE},
-	{NULL, CG_FIG_RUNQ_P50_MICROS},	  {NULL, CG_FIG_RUNQ_P99_MICROS},
-	{NULL, CG_FIG_RUNQ_MAX_MICROS},	  {NULL, CG_FIG_TASKS},
+	{ "cpus", CG_FIG_CPU_CORES },	    { NULL, CG_FIG_VCSW_RATE },
+	{ NULL, CG_FIG_IVCSW_RATE },	    { NULL, CG_FIG_MIGRATIONS_RATE },
+	{ NULL, CG_FIG_RUNQ_WAITS_RATE },   { NULL, CG_FIG_RUNQ_MILLIS_RATE },
+	{ NULL, CG_FIG_SLEEP_MILLIS_RATE }, { NULL, CG_FIG_BLOCKED_MILLIS_RATE },
+	{ NULL, CG_FIG_RUNQ_P50_MICROS },   { NULL, CG_FIG_RUNQ_P99_MICROS },
+	{ NULL, CG_FIG_RUNQ_MAX_MICROS },   { NULL, CG_FIG_TASKS },
 };
 
 static int json_figures(cJSON *obj, const struct summary *s, const struct cg_record *t)
@@ -259,7 +259,7 @@ static int json_host(cJSON *root, const struct summary *s)
 
 static int json_containers(cJSON *root, const struct summary *s)
 {
-	struct cg_record all = {0};
+	struct cg_record all = { 0 };
 	cJSON *containers, *obj;
 	int i, err = 0;
 

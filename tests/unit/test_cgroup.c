@@ -197,7 +197,7 @@ static void test_of_pid(const struct cgroup_mount *m)
 
 static void test_label(const struct cgroup_mount *m)
 {
-	struct cgroup_mount slash = {.path = "/", .root = "/"};
+	struct cgroup_mount slash = { .path = "/", .root = "/" };
 
 	CHECK_STR(cgroup_label(m, m->path), "/");
 	CHECK_STR(cgroup_label(m, at("mnt/a/b")), "/a/b");
@@ -208,7 +208,7 @@ static void test_label(const struct cgroup_mount *m)
 
 static void test_names(const struct cgroup_mount *m)
 {
-	struct cgroup_mount gone = {.path = "/nonexistent/cgstat/mount", .root = "/"};
+	struct cgroup_mount gone = { .path = "/nonexistent/cgstat/mount", .root = "/" };
 	struct cgroup_names *names = cgroup_names__new(m);
 	uint64_t many[NR_MANY];
 	const char *ab, *unknown;
@@ -289,7 +289,7 @@ static void test_names(const struct cgroup_mount *m)
  */
 static void test_names_churn(void)
 {
-	struct cgroup_mount empty = {.root = "/"};
+	struct cgroup_mount empty = { .root = "/" };
 	struct cgroup_names *names;
 	const char *labels[NR_MANY];
 	uint64_t ids[NR_MANY], state = 88172645463325252ULL;
@@ -336,7 +336,7 @@ static void test_names_churn(void)
 
 int main(void)
 {
-	struct cgroup_mount m = {.root = "/"};
+	struct cgroup_mount m = { .root = "/" };
 
 	snprintf(tmp, sizeof(tmp), "/tmp/cgstat-test-cgroup-XXXXXX");
 	if (!mkdtemp(tmp)) {

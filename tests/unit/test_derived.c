@@ -22,7 +22,7 @@ static void test_record_figures(void)
 	struct cg_record r = {
 		.name = "web",
 		.tasks = 12,
-		.time_ns = {1500000000, 500000000, 1500000000, 500000000},
+		.time_ns = { 1500000000, 500000000, 1500000000, 500000000 },
 		.nvcsw = 250,
 		.nivcsw = 20,
 		.migrations = 5,
@@ -113,9 +113,9 @@ static const char *const columns[] = {
 
 static void test_derived(void)
 {
-	uint64_t counter[8] = {3000000000ULL, 6000000000ULL, 1000000,	 250000,
-			       12000000,      3000000,	     1000000000, 77};
-	bool valid[8] = {true, true, true, true, true, true, true, true};
+	uint64_t counter[8] = { 3000000000ULL, 6000000000ULL, 1000000,	  250000,
+				12000000,      3000000,	      1000000000, 77 };
+	bool valid[8] = { true, true, true, true, true, true, true, true };
 	struct cg_derived d;
 
 	derived_compute(&d, 8, columns, counter, valid);
@@ -171,15 +171,15 @@ static void test_derived(void)
 static void test_host_columns(void)
 {
 	struct cg_host_disk disks[2] = {
-		{"nvme0n1", 1.5, 2.5, 10.0},
-		{"vda", 3.0, 4.0, 50.0},
+		{ "nvme0n1", 1.5, 2.5, 10.0 },
+		{ "vda", 3.0, 4.0, 50.0 },
 	};
-	struct cg_host h = {true, 40.0, 5.0, 2, disks};
+	struct cg_host h = { true, 40.0, 5.0, 2, disks };
 	const char *names[] = {
 		"cpuBusyPercent",     "cpuIowaitPercent", "nvme0n1ReadMBps", "nvme0n1WriteMBps",
 		"nvme0n1BusyPercent", "vdaReadMBps",	  "vdaWriteMBps",    "vdaBusyPercent",
 	};
-	double values[] = {40.0, 5.0, 1.5, 2.5, 10.0, 3.0, 4.0, 50.0};
+	double values[] = { 40.0, 5.0, 1.5, 2.5, 10.0, 3.0, 4.0, 50.0 };
 	char name[CG_HOST_COLUMN_NAME_MAX];
 	int i;
 

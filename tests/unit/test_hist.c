@@ -114,7 +114,7 @@ static void test_single_value(void)
 
 static void test_linear_range(void)
 {
-	uint64_t v[] = {9, 3, 7, 3, 5};
+	uint64_t v[] = { 9, 3, 7, 3, 5 };
 	struct cg_hist h;
 
 	fill(&h, v, 5);
@@ -161,8 +161,8 @@ static void test_rank(void)
 
 static void test_empty_and_add(void)
 {
-	uint64_t a[] = {1, 2, 2000}, b[] = {2, 3000000};
-	struct cg_hist ha, hb, empty = {0};
+	uint64_t a[] = { 1, 2, 2000 }, b[] = { 2, 3000000 };
+	struct cg_hist ha, hb, empty = { 0 };
 
 	CHECK(hist_quantile(&empty, 0.5, 0) == 0);
 

@@ -55,8 +55,8 @@ static void write_file(const char *path, const char *text)
 /* Copy the fixtures of one step into the fake /proc; NULL removes the file. */
 static void install(const char *stat_fixture, const char *diskstats_fixture)
 {
-	const char *fixture[2] = {stat_fixture, diskstats_fixture};
-	const char *file[2] = {"stat", "diskstats"};
+	const char *fixture[2] = { stat_fixture, diskstats_fixture };
+	const char *file[2] = { "stat", "diskstats" };
 	char path[128];
 	char *text;
 	int i;
@@ -91,9 +91,9 @@ static void make_dir(const char *rel)
  */
 static void make_tree(void)
 {
-	static const char *const plain[] = {"loop0", "loop1", "loop2", "loop3", "loop4",
-					    "loop5", "loop6", "loop7", "zram0", "dm-0"};
-	static const char *const disks[] = {"vda", "nvme0n1", "sda", "cciss!c0d0"};
+	static const char *const plain[] = { "loop0", "loop1", "loop2", "loop3", "loop4",
+					     "loop5", "loop6", "loop7", "zram0", "dm-0" };
+	static const char *const disks[] = { "vda", "nvme0n1", "sda", "cciss!c0d0" };
 	char path[256];
 	size_t i;
 
@@ -236,7 +236,7 @@ static void test_parse_diskstats_formats(void)
 
 static void test_parse_diskstats_malformed(void)
 {
-	struct host_disk_reading d[16], sentinel = {.name = "untouched"};
+	struct host_disk_reading d[16], sentinel = { .name = "untouched" };
 	char *text;
 	int nr;
 
@@ -373,8 +373,8 @@ static void test_sampler_sequence(void)
  */
 static void test_sampler_formats(void)
 {
-	static const char *const first[] = {"diskstats-14.1", "diskstats-18.1"};
-	static const char *const second[] = {"diskstats-14.2", "diskstats-18.2"};
+	static const char *const first[] = { "diskstats-14.1", "diskstats-18.1" };
+	static const char *const second[] = { "diskstats-14.2", "diskstats-18.2" };
 	struct host_sampler *h;
 	struct cg_host out;
 	int i;

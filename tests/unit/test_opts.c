@@ -52,7 +52,7 @@ static struct result parse_args(const char *const *args)
 	return r;
 }
 
-#define PARSE(...) parse_args((const char *const[]){__VA_ARGS__, NULL})
+#define PARSE(...) parse_args((const char *const[]){ __VA_ARGS__, NULL })
 
 static void result_free(struct result *r)
 {
@@ -85,7 +85,7 @@ static bool refused(struct result r, const char *needle)
 
 static void test_defaults(void)
 {
-	struct result r = parse_args((const char *const[]){NULL});
+	struct result r = parse_args((const char *const[]){ NULL });
 
 	CHECK(r.ret == OPTS_RUN);
 	CHECK(r.opts.nr_targets == 0 && r.opts.targets == NULL);

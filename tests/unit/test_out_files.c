@@ -63,8 +63,8 @@ static bool exists(const char *dir, const char *name)
 	return lstat(path, &st) == 0;
 }
 
-static const char *const events[] = {"cycles", "taskClockMillis"};
-static struct cg_host_disk disks[] = {{"nvme0n1", 1.5, 2.5, 10.0}, {"vda", 0, 0, 0}};
+static const char *const events[] = { "cycles", "taskClockMillis" };
+static struct cg_host_disk disks[] = { { "nvme0n1", 1.5, 2.5, 10.0 }, { "vda", 0, 0, 0 } };
 static struct cg_record records[2];
 
 /*
@@ -77,14 +77,14 @@ static struct cg_interval make_interval(void)
 	records[0] = (struct cg_record){
 		.name = "web",
 		.tasks = 12,
-		.time_ns = {750000000, 250000000, 200000000, 1234567},
+		.time_ns = { 750000000, 250000000, 200000000, 1234567 },
 		.nvcsw = 250,
 		.nivcsw = 20,
 		.migrations = 5,
 		.runq_waits = 2,
 		.runq_max_ns = 37000,
-		.counter = {3000000000ULL, 1500000000},
-		.counter_valid = {true, true},
+		.counter = { 3000000000ULL, 1500000000 },
+		.counter_valid = { true, true },
 	};
 	records[0].runq_hist.bucket[cg_hist_bucket(1000)] = 1;
 	records[0].runq_hist.bucket[cg_hist_bucket(37000)] = 1;
@@ -92,15 +92,15 @@ static struct cg_interval make_interval(void)
 	records[1] = (struct cg_record){
 		.name = TRICKY_LABEL,
 		.tasks = 1,
-		.counter = {0, 2500000},
-		.counter_valid = {false, true},
+		.counter = { 0, 2500000 },
+		.counter_valid = { false, true },
 	};
 	return (struct cg_interval){
 		.epoch_ms = 1700000000123ULL,
 		.interval_ns = 500000000,
 		.nr_events = 2,
 		.event_columns = events,
-		.host = {true, 40.0, 5.0, 2, disks},
+		.host = { true, 40.0, 5.0, 2, disks },
 		.nr_records = 2,
 		.records = records,
 	};

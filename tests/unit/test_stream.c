@@ -15,9 +15,9 @@
 /* The same bytes after UTF-8 sanitizing: each invalid byte is U+FFFD. */
 #define TRICKY_JSON_KEY "a,\"b\"\n\xef\xbf\xbd\xef\xbf\xbd"
 
-static const char *const events[] = {"cycles", "instructions", "taskClockMillis"};
+static const char *const events[] = { "cycles", "instructions", "taskClockMillis" };
 
-static struct cg_host_disk disks[] = {{"vda", 1.25, 2.5, 12.5}};
+static struct cg_host_disk disks[] = { { "vda", 1.25, 2.5, 12.5 } };
 
 static struct cg_record records[2];
 static struct cg_interval iv;
@@ -32,14 +32,14 @@ static void make_interval(void)
 	records[0] = (struct cg_record){
 		.name = "web",
 		.tasks = 12,
-		.time_ns = {1500000000, 250000000, 2000000000, 250000000},
+		.time_ns = { 1500000000, 250000000, 2000000000, 250000000 },
 		.nvcsw = 250,
 		.nivcsw = 20,
 		.migrations = 5,
 		.runq_waits = 2,
 		.runq_max_ns = 37000,
-		.counter = {3000000000ULL, 6000000000ULL, 1500000000},
-		.counter_valid = {true, true, true},
+		.counter = { 3000000000ULL, 6000000000ULL, 1500000000 },
+		.counter_valid = { true, true, true },
 	};
 	records[0].runq_hist.bucket[cg_hist_bucket(1000)] = 1;
 	records[0].runq_hist.bucket[cg_hist_bucket(37000)] = 1;
@@ -47,8 +47,8 @@ static void make_interval(void)
 	records[1] = (struct cg_record){
 		.name = TRICKY_LABEL,
 		.tasks = 1,
-		.counter = {0, 1000, 0},
-		.counter_valid = {false, true, true},
+		.counter = { 0, 1000, 0 },
+		.counter_valid = { false, true, true },
 	};
 	iv = (struct cg_interval){
 		.epoch_ms = 1700000000123ULL,
@@ -56,7 +56,7 @@ static void make_interval(void)
 		.dropped_events = 7,
 		.nr_events = 3,
 		.event_columns = events,
-		.host = {true, 40.0, 5.0, 1, disks},
+		.host = { true, 40.0, 5.0, 1, disks },
 		.nr_records = 2,
 		.records = records,
 	};
@@ -232,7 +232,7 @@ static void test_table(void)
 
 static void test_write_errors(void)
 {
-	enum cg_format formats[] = {CG_FORMAT_CSV, CG_FORMAT_JSON, CG_FORMAT_TABLE};
+	enum cg_format formats[] = { CG_FORMAT_CSV, CG_FORMAT_JSON, CG_FORMAT_TABLE };
 	int fds[2];
 	FILE *f;
 	size_t i;

@@ -7,7 +7,7 @@
 #include "check.h"
 #include "summary.h"
 
-static const char *const events[] = {"cycles", "instructions", "taskClockMillis"};
+static const char *const events[] = { "cycles", "instructions", "taskClockMillis" };
 
 static double num(const cJSON *obj, const char *key)
 {
@@ -30,7 +30,7 @@ static void test_exact(void)
 	struct cg_record web = {
 		.name = "web",
 		.tasks = 3,
-		.time_ns = {1500000000, 0, 0, 0},
+		.time_ns = { 1500000000, 0, 0, 0 },
 		.nvcsw = 250,
 	};
 	struct cg_interval iv = {
@@ -82,47 +82,47 @@ static void test_empty(void)
  */
 static void test_run(void)
 {
-	struct cg_host_disk disks1[] = {{"vda", 10, 20, 30}};
-	struct cg_host_disk disks2[] = {{"vda", 20, 40, 50}};
+	struct cg_host_disk disks1[] = { { "vda", 10, 20, 30 } };
+	struct cg_host_disk disks2[] = { { "vda", 20, 40, 50 } };
 	struct cg_record first[2] = {
 		{
 			.name = "web",
 			.tasks = 10,
-			.time_ns = {1500000000, 200000000, 300000000, 0},
+			.time_ns = { 1500000000, 200000000, 300000000, 0 },
 			.nvcsw = 300,
 			.nivcsw = 30,
 			.migrations = 6,
 			.runq_waits = 2,
 			.runq_max_ns = 37000,
-			.counter = {3000000000ULL, 6000000000ULL, 1500000000},
-			.counter_valid = {true, true, true},
+			.counter = { 3000000000ULL, 6000000000ULL, 1500000000 },
+			.counter_valid = { true, true, true },
 		},
 		{
 			.name = "db",
 			.tasks = 4,
-			.time_ns = {500000000, 0, 0, 0},
+			.time_ns = { 500000000, 0, 0, 0 },
 			.nvcsw = 100,
-			.counter = {1000000000, 1000000000, 500000000},
-			.counter_valid = {true, true, true},
+			.counter = { 1000000000, 1000000000, 500000000 },
+			.counter_valid = { true, true, true },
 		},
 	};
 	struct cg_record second[2] = {
 		{
 			.name = "late\xff",
 			.tasks = 1,
-			.time_ns = {300000000, 0, 0, 0},
-			.counter = {600000000, 300000000, 300000000},
-			.counter_valid = {true, true, true},
+			.time_ns = { 300000000, 0, 0, 0 },
+			.counter = { 600000000, 300000000, 300000000 },
+			.counter_valid = { true, true, true },
 		},
 		{
 			.name = "web",
 			.tasks = 12,
-			.time_ns = {750000000, 100000000, 0, 50000000},
+			.time_ns = { 750000000, 100000000, 0, 50000000 },
 			.nvcsw = 150,
 			.runq_waits = 1,
 			.runq_max_ns = 20000,
-			.counter = {1500000000, 3000000000ULL, 750000000},
-			.counter_valid = {true, true, false},
+			.counter = { 1500000000, 3000000000ULL, 750000000 },
+			.counter_valid = { true, true, false },
 		},
 	};
 	struct cg_interval iv1 = {
@@ -130,7 +130,7 @@ static void test_run(void)
 		.interval_ns = 1000000000,
 		.nr_events = 3,
 		.event_columns = events,
-		.host = {true, 40, 4, 1, disks1},
+		.host = { true, 40, 4, 1, disks1 },
 		.nr_records = 2,
 		.records = first,
 	};
@@ -139,7 +139,7 @@ static void test_run(void)
 		.interval_ns = 500000000,
 		.nr_events = 3,
 		.event_columns = events,
-		.host = {true, 60, 6, 1, disks2},
+		.host = { true, 60, 6, 1, disks2 },
 		.nr_records = 2,
 		.records = second,
 	};

@@ -43,12 +43,16 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
 /* Set by the loader before load. */
 const volatile bool all_cgroups;
-const volatile __u32 max_slots = 1; /* max_entries of the slot maps */
+const volatile __u32 max_slots = 1;  /* max_entries of the slot maps */
+const volatile __u32 nr_perf_events; /* perf-counted events; perf_events holds [event][cpu] */
+const volatile __u32 nr_cpus = 1;
 
 /* Slots [0, slot_hwm) have been handed out; the snapshot walks them. */
 __u32 slot_hwm;
 /* Tasks that could not be attributed because a map was full: reported, never silent. */
 __u64 dropped_events;
+/* Set once a perf counter ran for less time than it was enabled (the PMU multiplexed it). */
+__u32 multiplexed;
 
 struct task_state {
 	__u64 since; /* when the task entered its state */
@@ -108,6 +112,21 @@ struct {
 	__type(value, __u32);
 } cgroup_slots SEC(".maps");
 
+/* The loader's perf event fds, event e of CPU c at e * nr_cpus + c. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERF_EVENT_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} perf_events SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct cg_cpu_counters);
+} cpu_counters SEC(".maps");
+
 /* Slots the loader freed after their cgroup was removed, for reuse. */
 struct {
 	__uint(type, BPF_MAP_TYPE_QUEUE);
@@ -118,6 +137,65 @@ struct {
 static __always_inline void count_drop(void)
 {
 	__sync_fetch_and_add(&dropped_events, 1);
+}
+
+/*
+ * count * enabled / running, as perf scales a multiplexed counter, in 16.16 fixed point so that
+ * nothing overflows for counts below 2^47 between two reads (reads are at most an interval
+ * apart: the snapshot reads every CPU).
+ */
+static __always_inline __u64 counter_scale(__u64 count, __u64 enabled, __u64 running)
+{
+	__u64 ratio = (enabled << 16) / running;
+
+	return (count >> 16) * ratio + (((count & 0xffff) * ratio) >> 16);
+}
+
+/*
+ * Charge this CPU's perf counts since its last read to the slots of ts, the task whose cgroup
+ * ran since (NULL: the idle task or an untracked one; the counts are dropped).
+ */
+static __always_inline void counters_charge(const struct task_state *ts)
+{
+	__u32 zero = 0, cpu = bpf_get_smp_processor_id(), e, i;
+	__u64 delta[CG_MAX_EVENTS] = {}, enabled, running;
+	struct bpf_perf_event_value v;
+	struct cg_cpu_counters *last;
+	struct cg_slot_live *live;
+
+	last = bpf_map_lookup_elem(&cpu_counters, &zero);
+	if (!last)
+		return;
+	for (e = 0; e < CG_MAX_EVENTS; e++) {
+		if (e >= nr_perf_events)
+			break;
+		if (bpf_perf_event_read_value(&perf_events, e * nr_cpus + cpu, &v, sizeof(v)))
+			continue;
+		delta[e] = v.counter - last->count[e];
+		enabled = v.enabled - last->enabled[e];
+		running = v.running - last->running[e];
+		last->count[e] = v.counter;
+		last->enabled[e] = v.enabled;
+		last->running[e] = v.running;
+		if (running && running < enabled) {
+			delta[e] = counter_scale(delta[e], enabled, running);
+			multiplexed = 1;
+		}
+	}
+	if (!ts)
+		return;
+	for (i = 0; i < CG_MAX_NEST; i++) {
+		if (i >= ts->nslots)
+			break;
+		live = bpf_map_lookup_elem(&slot_live, &ts->slot[i]);
+		if (!live)
+			continue;
+		for (e = 0; e < CG_MAX_EVENTS; e++) {
+			if (e >= nr_perf_events)
+				break;
+			live->counter[e] += delta[e];
+		}
+	}
 }
 
 /*
@@ -211,7 +289,7 @@ static long resolve_level(__u32 i, struct resolve_ctx *c)
 /* Which slots a task in cgroup cg counts in. Slow path: first sight or a cgroup move. */
 static __always_inline void slots_resolve(struct task_state *ts, struct cgroup *cg, __u64 cgid)
 {
-	struct resolve_ctx c = {.cg = cg, .cgid = cgid};
+	struct resolve_ctx c = { .cg = cg, .cgid = cgid };
 	__u32 *slot, i;
 
 	if (all_cgroups) {
@@ -279,8 +357,8 @@ static __always_inline bool task_track(struct task_struct *t, struct task_state 
 	return true;
 }
 
-static __always_inline void switch_out(struct task_struct *prev, bool preempt, __u32 prev_state,
-				       __u64 now)
+static __always_inline struct task_state *switch_out(struct task_struct *prev, bool preempt,
+						     __u32 prev_state, __u64 now)
 {
 	struct cg_slot_live *live;
 	struct task_state *ts;
@@ -290,7 +368,7 @@ static __always_inline void switch_out(struct task_struct *prev, bool preempt, _
 
 	ts = task_state_get(prev, now, false);
 	if (!ts)
-		return;
+		return NULL;
 	/*
 	 * Exactly as the kernel counts nvcsw/nivcsw: __schedule() bumped one of them just before
 	 * this tracepoint, so whether nvcsw moved says which. The arguments alone cannot: since
@@ -339,9 +417,10 @@ static __always_inline void switch_out(struct task_struct *prev, bool preempt, _
 	}
 	ts->state = next < CG_NR_STATES ? next + 1 : TS_UNTRACKED;
 	ts->since = now;
+	return ts;
 }
 
-static __always_inline void switch_in(struct task_struct *next, __u64 now)
+static __always_inline struct task_state *switch_in(struct task_struct *next, __u64 now)
 {
 	struct cg_slot_live *live;
 	struct task_state *ts;
@@ -351,10 +430,10 @@ static __always_inline void switch_in(struct task_struct *next, __u64 now)
 
 	ts = task_state_get(next, now, false);
 	if (!ts)
-		return;
+		return NULL;
 	if (ts->state == TS_UNTRACKED) {
 		task_track(next, ts, CG_ONCPU, now, false);
-		return;
+		return ts;
 	}
 	from = ts_state(ts);
 	waited = from == CG_RUNQ;
@@ -380,19 +459,34 @@ static __always_inline void switch_in(struct task_struct *next, __u64 now)
 	}
 	ts->state = CG_ONCPU + 1;
 	ts->since = now;
+	return ts;
+}
+
+static __always_inline __u64 ts_cgid(const struct task_state *ts)
+{
+	return ts ? ts->cgid : 0;
 }
 
 SEC("tp_btf/sched_switch")
 int BPF_PROG(cg_sched_switch, bool preempt, struct task_struct *prev, struct task_struct *next,
 	     unsigned int prev_state)
 {
+	struct task_state *prev_ts = NULL, *next_ts = NULL;
 	__u64 now = bpf_ktime_get_ns();
 
 	/* the idle task (pid 0, one per CPU) never counts */
 	if (prev->pid)
-		switch_out(prev, preempt, prev_state, now);
+		prev_ts = switch_out(prev, preempt, prev_state, now);
 	if (next->pid)
-		switch_in(next, now);
+		next_ts = switch_in(next, now);
+	/*
+	 * perf counters are read only where the running cgroup changes: everything counted on
+	 * this CPU since the last read belongs to prev's cgroup. Both cgroups are known here
+	 * already, so this needs no cgroup-switches event of its own, and it follows the v2
+	 * hierarchy even where perf_event is a v1 controller.
+	 */
+	if (nr_perf_events && ts_cgid(prev_ts) != ts_cgid(next_ts))
+		counters_charge(prev_ts);
 	return 0;
 }
 
@@ -535,7 +629,7 @@ static long snapshot_slot(__u32 index, struct snapshot_ctx *c)
 	struct cg_slot_info *info;
 	struct cg_slot_snap *snap;
 	__s64 tasks;
-	int s, try, b;
+	int s, try, b, e;
 
 	live = bpf_map_lookup_elem(&slot_live, &index);
 	info = bpf_map_lookup_elem(&slot_info, &index);
@@ -564,6 +658,8 @@ static long snapshot_slot(__u32 index, struct snapshot_ctx *c)
 		snap->nivcsw = live->nivcsw;
 		snap->runq_waits = live->runq_waits;
 		snap->runq_max_ns = live->runq_max_ns;
+		for (e = 0; e < CG_MAX_EVENTS; e++)
+			snap->counter[e] = live->counter[e];
 		for (b = 0; b < CG_HIST_BUCKETS; b++)
 			snap->runq_hist[b] = live->runq_hist[b];
 	} else {
@@ -576,6 +672,8 @@ static long snapshot_slot(__u32 index, struct snapshot_ctx *c)
 		snap->runq_waits += live->runq_waits;
 		if (live->runq_max_ns > snap->runq_max_ns)
 			snap->runq_max_ns = live->runq_max_ns;
+		for (e = 0; e < CG_MAX_EVENTS; e++)
+			snap->counter[e] += live->counter[e];
 		for (b = 0; b < CG_HIST_BUCKETS; b++)
 			snap->runq_hist[b] += live->runq_hist[b];
 	}
@@ -591,6 +689,14 @@ int cg_snapshot(struct bpf_raw_tracepoint_args *ctx)
 		.now = bpf_ktime_get_ns(),
 		.first = ctx->args[0],
 	};
+	struct task_struct *current;
+
+	/* the counts of the cgroup running on this CPU now belong to this interval */
+	if (nr_perf_events) {
+		current = bpf_get_current_task_btf();
+		counters_charge(current->pid ? bpf_task_storage_get(&task_states, current, NULL, 0)
+					     : NULL);
+	}
 
 	bpf_loop(slot_hwm, snapshot_slot, &c, 0);
 	return 0;

@@ -25,6 +25,9 @@ enum cg_state {
 /* How many watched cgroups one task can count in (itself and its watched ancestors). */
 #define CG_MAX_NEST 8
 
+/* perf events (columns of perf-stat.csv) one run can count. */
+#define CG_MAX_EVENTS 16
+
 /*
  * Run-queue wait histogram, log-linear over nanoseconds: values below 16 ns have a bucket
  * each, then every power of two is cut into 8 equal buckets, so a bucket's width is at most
@@ -55,7 +58,18 @@ struct cg_slot_live {
 	__u64 migrations;
 	__u64 runq_waits;
 	__u64 runq_max_ns; /* since the last snapshot on this CPU; the snapshot resets it */
+	__u64 counter[CG_MAX_EVENTS]; /* perf counts while this cgroup ran, scaled if multiplexed */
 	__u32 runq_hist[CG_HIST_BUCKETS];
+};
+
+/*
+ * Each CPU's perf counters as last read: a read charges the difference to the cgroup that ran
+ * since, and the counters are read only where the running cgroup changes, and at snapshots.
+ */
+struct cg_cpu_counters {
+	__u64 count[CG_MAX_EVENTS];
+	__u64 enabled[CG_MAX_EVENTS];
+	__u64 running[CG_MAX_EVENTS];
 };
 
 /* What user space needs to know of a slot besides its counts. */
@@ -81,6 +95,7 @@ struct cg_slot_snap {
 	__u64 migrations;
 	__u64 runq_waits;
 	__u64 runq_max_ns;
+	__u64 counter[CG_MAX_EVENTS];
 	__u32 runq_hist[CG_HIST_BUCKETS];
 };
 

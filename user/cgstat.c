@@ -11,11 +11,17 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <bpf/libbpf.h>
+
 #include "cgroup.h"
 #include "collector.h"
 #include "drain.h"
+#include "events.h"
+#include "host.h"
+#include "message.h"
 #include "opts.h"
 #include "out_files.h"
+#include "perf_counters.h"
 #include "stream.h"
 #include "summary.h"
 
@@ -73,22 +79,26 @@ static int watch_list_resolve(struct watch_list *w, const struct cg_opts *opts,
 		else
 			err = cgroup_of_pid(mnt, "/proc", t->pid, path, sizeof(path), &id);
 		if (err) {
-			if (t->cgroup)
-				fprintf(stderr, "cgstat: cgroup '%s': %s (cgroup v2 is at %s)\n",
-					t->cgroup,
-					err == -ENOENT	 ? "no such cgroup"
-					: err == -EINVAL ? "not under the cgroup v2 mount"
+			if (t->cgroup) {
+				fputs("cgstat: cgroup ", stderr);
+				message_quote(stderr, t->cgroup);
+				fprintf(stderr, ": %s (cgroup v2 is at %s)\n",
+					err == -EINVAL	 ? "not under the cgroup v2 mount"
+					: err == -ENOENT ? "no such cgroup"
 							 : strerror(-err),
 					mnt->path);
-			else
+			} else {
 				fprintf(stderr, "cgstat: pid %d: %s\n", t->pid,
 					err == -ESRCH ? "no such process" : strerror(-err));
+			}
 			return err;
 		}
 		for (j = 0; j < w->nr; j++) {
 			if (w->ids[j] == id) {
-				fprintf(stderr, "cgstat: cgroup %s is given twice\n", path);
-				return -EINVAL;
+				fputs("cgstat: cgroup ", stderr);
+				message_quote(stderr, path);
+				fputs(" is given twice\n", stderr);
+				return -EEXIST;
 			}
 		}
 		w->labels[w->nr] = strdup(t->name ? t->name : cgroup_label(mnt, path));
@@ -168,10 +178,55 @@ static void free_dead_slots(struct collector *c, struct cgroup_names *names,
 	}
 }
 
+/* The perf event list and how each of its columns is counted. */
+struct event_list {
+	struct cg_event ev[CG_MAX_EVENTS];
+	const char *columns[CG_MAX_EVENTS];
+	struct drain_column drain[CG_MAX_EVENTS];
+	int nr;
+	struct perf_counters *perf;
+};
+
+/* -e or the default list; --no-perf: none. Before anything is loaded: a bad name is a usage error.
+ */
+static int event_list_parse(struct event_list *el, const struct cg_opts *opts)
+{
+	char err[256];
+	int i;
+
+	if (opts->no_perf)
+		return 0;
+	if (events_parse(opts->events ? opts->events : events_default_list(), el->ev, CG_MAX_EVENTS,
+			 &el->nr, err, sizeof(err))) {
+		fprintf(stderr, "cgstat: --events: %s\n", err);
+		return -EINVAL;
+	}
+	for (i = 0; i < el->nr; i++)
+		el->columns[i] = el->ev[i].column;
+	return 0;
+}
+
+static int event_list_open(struct event_list *el, int nr_cpus)
+{
+	int i;
+
+	el->perf = perf_counters__open(el->ev, el->nr, nr_cpus, stderr);
+	if (!el->perf)
+		return -errno;
+	for (i = 0; i < el->nr; i++) {
+		el->drain[i].source = el->ev[i].core_source;
+		el->drain[i].perf_index = perf_counters__index(el->perf, i);
+	}
+	return 0;
+}
+
 struct run {
 	const struct cg_opts *opts;
 	struct collector *collector;
 	struct drain *drain;
+	const struct event_list *events;
+	struct host_sampler *host;
+	bool multiplex_said;
 	struct out_files *files;
 	struct summary *summary;
 	struct cgroup_names *names;
@@ -196,6 +251,17 @@ static int run_interval(struct run *r, uint64_t interval_ns)
 	iv.epoch_ms = clock_ns(CLOCK_REALTIME) / NSEC_PER_MSEC;
 	iv.interval_ns = interval_ns;
 	iv.dropped_events = collector__dropped_events(r->collector);
+	iv.nr_events = r->events->nr;
+	iv.event_columns = r->events->columns;
+	if (collector__multiplexed(r->collector) && !r->multiplex_said) {
+		fprintf(stderr,
+			"cgstat: the PMU multiplexed some counters (more events than "
+			"hardware counters); their counts are scaled by enabled/running time\n");
+		r->multiplex_said = true;
+	}
+	err = host_sampler__sample(r->host, clock_ns(CLOCK_MONOTONIC), &iv.host);
+	if (err && r->opts->verbose)
+		fprintf(stderr, "cgstat: host sample: %s\n", strerror(-err));
 	err = drain__interval(r->drain, snap, nr_slots, r->names != NULL, &iv);
 	if (err) {
 		fprintf(stderr, "cgstat: drain failed: %s\n", strerror(-err));
@@ -262,6 +328,7 @@ static int run_loop(struct run *r)
 		return err;
 	}
 	drain__baseline(r->drain, snap, nr_slots);
+	host_sampler__sample(r->host, clock_ns(CLOCK_MONOTONIC), &(struct cg_host){});
 	start_mono = last_mono = clock_ns(CLOCK_MONOTONIC);
 	start_ms = clock_ns(CLOCK_REALTIME) / NSEC_PER_MSEC;
 	if (r->opts->duration_ns)
@@ -294,8 +361,9 @@ int main(int argc, char **argv)
 	struct collector_opts copts = {};
 	struct cgroup_mount mnt;
 	struct watch_list watched = {};
-	struct label_ctx labels = {.watched = &watched};
-	struct sigaction sa = {.sa_handler = on_stop_signal};
+	struct label_ctx labels = { .watched = &watched };
+	struct event_list events = {};
+	struct sigaction sa = { .sa_handler = on_stop_signal };
 	struct cg_opts opts;
 	struct run r = {};
 	int err, status = 1;
@@ -306,6 +374,11 @@ int main(int argc, char **argv)
 	if (err == OPTS_EXIT)
 		return 0;
 	r.opts = &opts;
+	r.events = &events;
+	if (event_list_parse(&events, &opts)) {
+		status = 2;
+		goto out;
+	}
 
 	if (check_can_run())
 		goto out;
@@ -316,7 +389,7 @@ int main(int argc, char **argv)
 	}
 	err = watch_list_resolve(&watched, &opts, &mnt);
 	if (err) {
-		if (err == -EINVAL)
+		if (err == -EEXIST) /* the same cgroup twice: the command line is wrong */
 			status = 2;
 		goto out;
 	}
@@ -328,13 +401,16 @@ int main(int argc, char **argv)
 	if (opts.output_dir) {
 		r.files = out_files__open(opts.output_dir);
 		if (!r.files) {
-			fprintf(stderr, "cgstat: output folder %s: %s\n", opts.output_dir,
-				strerror(errno));
+			err = errno;
+			fputs("cgstat: output folder ", stderr);
+			message_quote(stderr, opts.output_dir);
+			fprintf(stderr, ": %s\n", strerror(err));
 			goto out;
 		}
 	}
 	r.summary = summary__new();
-	if (!r.summary)
+	r.host = host_sampler__new("/proc", "/sys");
+	if (!r.summary || !r.host)
 		goto out;
 	summary__set_messages(r.summary, opts.messages);
 	r.format = opts.format;
@@ -347,16 +423,21 @@ int main(int argc, char **argv)
 	sigaction(SIGTERM, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
+	copts.nr_cpus = libbpf_num_possible_cpus();
+	if (copts.nr_cpus <= 0 || event_list_open(&events, copts.nr_cpus))
+		goto out;
 	copts.all_cgroups = !watched.nr;
 	copts.watched = watched.ids;
 	copts.nr_watched = watched.nr;
 	copts.max_slots = opts.max_cgroups;
+	copts.perf_fds = perf_counters__fds(events.perf);
+	copts.nr_perf_events = perf_counters__nr_open(events.perf);
 	copts.verbose = opts.verbose > 1;
 	r.collector = collector__open(&copts);
 	if (!r.collector)
 		goto out;
 	r.drain = drain__new(copts.all_cgroups ? opts.max_cgroups : (uint32_t)watched.nr,
-			     slot_label, &labels);
+			     events.drain, events.nr, slot_label, &labels);
 	if (!r.drain)
 		goto out;
 	if (opts.verbose)
@@ -367,6 +448,8 @@ int main(int argc, char **argv)
 out:
 	drain__free(r.drain);
 	collector__close(r.collector);
+	perf_counters__close(events.perf);
+	host_sampler__free(r.host);
 	summary__free(r.summary);
 	out_files__close(r.files);
 	cgroup_names__free(r.names);

@@ -69,6 +69,22 @@ static int watch_cgroups(struct collector *c, const struct collector_opts *opts)
 	return 0;
 }
 
+static int add_perf_fds(struct collector *c, const struct collector_opts *opts)
+{
+	uint32_t i, n = (uint32_t)opts->nr_perf_events * opts->nr_cpus;
+	int err;
+
+	for (i = 0; i < n; i++) {
+		if (opts->perf_fds[i] < 0)
+			continue;
+		err = bpf_map__update_elem(c->skel->maps.perf_events, &i, sizeof(i),
+					   &opts->perf_fds[i], sizeof(int), BPF_ANY);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
 /* Run the task iterator once: it seeds every task that exists now. */
 static int seed_tasks(struct collector *c)
 {
@@ -107,11 +123,7 @@ struct collector *collector__open(const struct collector_opts *opts)
 	if (!c)
 		return NULL;
 	c->max_slots = opts->all_cgroups ? opts->max_slots : (uint32_t)opts->nr_watched;
-	c->nr_cpus = libbpf_num_possible_cpus();
-	if (c->nr_cpus < 0) {
-		err = c->nr_cpus;
-		goto fail;
-	}
+	c->nr_cpus = opts->nr_cpus;
 	c->zero_live = calloc(c->nr_cpus, sizeof(struct cg_slot_live));
 	if (!c->zero_live) {
 		err = -ENOMEM;
@@ -126,7 +138,12 @@ struct collector *collector__open(const struct collector_opts *opts)
 	}
 	c->skel->rodata->all_cgroups = opts->all_cgroups;
 	c->skel->rodata->max_slots = c->max_slots;
+	c->skel->rodata->nr_perf_events = opts->nr_perf_events;
+	c->skel->rodata->nr_cpus = opts->nr_cpus;
 	err = size_maps(c->skel, c->max_slots);
+	if (!err && opts->nr_perf_events)
+		err = bpf_map__set_max_entries(c->skel->maps.perf_events,
+					       opts->nr_perf_events * opts->nr_cpus);
 	if (err)
 		goto fail;
 	/* the snapshot and the seeding iterator run on demand, never on an event */
@@ -141,6 +158,12 @@ struct collector *collector__open(const struct collector_opts *opts)
 	err = watch_cgroups(c, opts);
 	if (err) {
 		fprintf(stderr, "cgstat: cannot register the watched cgroups: %s\n",
+			strerror(-err));
+		goto fail;
+	}
+	err = add_perf_fds(c, opts);
+	if (err) {
+		fprintf(stderr, "cgstat: cannot hand the perf counters to BPF: %s\n",
 			strerror(-err));
 		goto fail;
 	}
@@ -174,7 +197,7 @@ fail:
 
 int collector__snapshot(struct collector *c, const struct cg_slot_snap **snap, uint32_t *nr_slots)
 {
-	struct cg_snapshot_args args = {.first_cpu = 1};
+	struct cg_snapshot_args args = { .first_cpu = 1 };
 	int prog = bpf_program__fd(c->skel->progs.cg_snapshot);
 	LIBBPF_OPTS(bpf_test_run_opts, run, .ctx_in = &args, .ctx_size_in = sizeof(args),
 		    .flags = BPF_F_TEST_RUN_ON_CPU);
@@ -225,6 +248,11 @@ int collector__free_slot(struct collector *c, uint32_t slot, uint64_t cgid)
 uint64_t collector__dropped_events(const struct collector *c)
 {
 	return c->skel->bss->dropped_events;
+}
+
+bool collector__multiplexed(const struct collector *c)
+{
+	return c->skel->bss->multiplexed;
 }
 
 void collector__close(struct collector *c)

@@ -22,6 +22,10 @@ struct collector_opts {
 	int nr_watched;
 	/* slots in the all-cgroups mode */
 	uint32_t max_slots;
+	/* perf counter fds, event e of CPU c at [e * nr_cpus + c], -1 for an offline CPU */
+	const int *perf_fds;
+	int nr_perf_events;
+	int nr_cpus;
 	bool verbose;
 };
 
@@ -40,6 +44,9 @@ int collector__free_slot(struct collector *c, uint32_t slot, uint64_t cgid);
 
 /* Tasks the BPF side could not attribute because a map was full, since start. */
 uint64_t collector__dropped_events(const struct collector *c);
+
+/* Whether some perf counter was multiplexed (and its counts scaled) since start. */
+bool collector__multiplexed(const struct collector *c);
 
 void collector__close(struct collector *c);
 

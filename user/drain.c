@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "drain.h"
+#include "events.h"
 
 struct drain {
 	uint32_t max_slots;
@@ -11,15 +12,32 @@ struct drain {
 	struct cg_record *records;
 	drain_label_fn label;
 	void *label_ctx;
+	int nr_cols;
+	struct drain_column cols[CG_MAX_EVENTS];
 };
 
-struct drain *drain__new(uint32_t max_slots, drain_label_fn label, void *label_ctx)
+struct drain *drain__new(uint32_t max_slots, const struct drain_column *cols, int nr_cols,
+			 drain_label_fn label, void *label_ctx)
 {
 	struct drain *d;
+	int i;
 
+	if (nr_cols < 0 || nr_cols > CG_MAX_EVENTS) {
+		errno = EINVAL;
+		return NULL;
+	}
+	for (i = 0; i < nr_cols; i++) {
+		if (cols[i].perf_index >= CG_MAX_EVENTS) {
+			errno = EINVAL;
+			return NULL;
+		}
+	}
 	d = calloc(1, sizeof(*d));
 	if (!d)
 		return NULL;
+	d->nr_cols = nr_cols;
+	if (nr_cols)
+		memcpy(d->cols, cols, nr_cols * sizeof(*cols));
 	d->max_slots = max_slots;
 	d->label = label;
 	d->label_ctx = label_ctx;
@@ -50,7 +68,37 @@ static uint64_t grown(uint64_t now, uint64_t before)
 	return (int64_t)(now - before) > 0 ? now - before : 0;
 }
 
-static void record_fill(struct cg_record *r, const struct cg_slot_snap *cur,
+/* counter[i] from cgstat's own exact figures where perf's event means the same thing. */
+static void record_counters(const struct drain *d, struct cg_record *r,
+			    const struct cg_slot_snap *cur, const struct cg_slot_snap *prev)
+{
+	const struct drain_column *col;
+	int i;
+
+	for (i = 0; i < d->nr_cols; i++) {
+		col = &d->cols[i];
+		r->counter_valid[i] = true;
+		switch (col->source) {
+		case CG_EVENT_CORE_TASK_CLOCK:
+			r->counter[i] = r->time_ns[CG_ONCPU];
+			break;
+		case CG_EVENT_CORE_CONTEXT_SWITCHES:
+			r->counter[i] = r->nvcsw + r->nivcsw;
+			break;
+		case CG_EVENT_CORE_MIGRATIONS:
+			r->counter[i] = r->migrations;
+			break;
+		default:
+			r->counter_valid[i] = col->perf_index >= 0;
+			r->counter[i] = r->counter_valid[i] ? grown(cur->counter[col->perf_index],
+								    prev->counter[col->perf_index])
+							    : 0;
+			break;
+		}
+	}
+}
+
+static void record_fill(const struct drain *d, struct cg_record *r, const struct cg_slot_snap *cur,
 			const struct cg_slot_snap *prev)
 {
 	int s, b;
@@ -70,6 +118,7 @@ static void record_fill(struct cg_record *r, const struct cg_slot_snap *cur,
 		r->runq_hist.bucket[b] = (uint32_t)(cur->runq_hist[b] - prev->runq_hist[b]);
 		r->runq_hist.count += r->runq_hist.bucket[b];
 	}
+	record_counters(d, r, cur, prev);
 }
 
 static bool record_active(const struct cg_record *r)
@@ -99,7 +148,7 @@ int drain__interval(struct drain *d, const struct cg_slot_snap *snap, uint32_t n
 			prev = &zero;
 		r = &d->records[n];
 		memset(r->counter_valid, 0, sizeof(r->counter_valid));
-		record_fill(r, cur, prev);
+		record_fill(d, r, cur, prev);
 		d->prev[slot] = *cur;
 		if (active_only && !record_active(r))
 			continue;

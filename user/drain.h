@@ -16,7 +16,15 @@ struct drain;
 /* Names a slot's record; the string must live until the interval has been written. */
 typedef const char *(*drain_label_fn)(void *ctx, uint32_t slot, uint64_t cgid);
 
-struct drain *drain__new(uint32_t max_slots, drain_label_fn label, void *label_ctx);
+/* Where a record's counter[i] comes from. */
+struct drain_column {
+	int source;	/* enum cg_event_source: one of cgstat's own figures, or perf */
+	int perf_index; /* for perf: the BPF counter it is in, or -1 when it is not counted */
+};
+
+/* cols[0..nr_cols) describe the records' counter[] columns; nr_cols may be 0. */
+struct drain *drain__new(uint32_t max_slots, const struct drain_column *cols, int nr_cols,
+			 drain_label_fn label, void *label_ctx);
 
 /* Take the values intervals are measured from (the snapshot right after attaching). */
 void drain__baseline(struct drain *d, const struct cg_slot_snap *snap, uint32_t nr_slots);

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "message.h"
 #include "opts.h"
 
 #ifndef CGSTAT_VERSION
@@ -33,20 +34,20 @@ enum {
 static const char short_options[] = ":c:p:i:d:o:f:e:qvhV";
 
 static const struct option long_options[] = {
-	{"cgroup", required_argument, NULL, 'c'},
-	{"pid", required_argument, NULL, 'p'},
-	{"interval", required_argument, NULL, 'i'},
-	{"duration", required_argument, NULL, 'd'},
-	{"output-dir", required_argument, NULL, 'o'},
-	{"format", required_argument, NULL, 'f'},
-	{"events", required_argument, NULL, 'e'},
-	{"no-perf", no_argument, NULL, OPT_NO_PERF},
-	{"messages", required_argument, NULL, OPT_MESSAGES},
-	{"max-cgroups", required_argument, NULL, OPT_MAX_CGROUPS},
-	{"quiet", no_argument, NULL, 'q'},
-	{"verbose", no_argument, NULL, 'v'},
-	{"help", no_argument, NULL, 'h'},
-	{"version", no_argument, NULL, 'V'},
+	{ "cgroup", required_argument, NULL, 'c' },
+	{ "pid", required_argument, NULL, 'p' },
+	{ "interval", required_argument, NULL, 'i' },
+	{ "duration", required_argument, NULL, 'd' },
+	{ "output-dir", required_argument, NULL, 'o' },
+	{ "format", required_argument, NULL, 'f' },
+	{ "events", required_argument, NULL, 'e' },
+	{ "no-perf", no_argument, NULL, OPT_NO_PERF },
+	{ "messages", required_argument, NULL, OPT_MESSAGES },
+	{ "max-cgroups", required_argument, NULL, OPT_MAX_CGROUPS },
+	{ "quiet", no_argument, NULL, 'q' },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "help", no_argument, NULL, 'h' },
+	{ "version", no_argument, NULL, 'V' },
 	{},
 };
 
@@ -72,11 +73,12 @@ static const char usage_text[] =
 	"  -V, --version                 print the version and exit\n"
 	"\n"
 	"Files written with -o:\n"
-	"  container-stats.csv     per cgroup and interval: CPU, run-queue, sleep, blocked time\n"
-	"  sched-stats.csv         per cgroup and interval: switches, migrations, run-queue waits\n"
+	"  container-stats.csv     per cgroup and interval: CPU cores used, switches per second\n"
+	"  sched-stats.csv         per cgroup and interval: on-CPU, run-queue, sleep and blocked\n"
+	"                          time, switches, migrations, run-queue waits and quantiles\n"
 	"  perf-stat.csv           per cgroup and interval: perf counters\n"
 	"  host-io.csv             per interval: host CPU busy and iowait, disk throughput\n"
-	"  container-summary.json  per cgroup: totals over the whole run\n";
+	"  container-summary.json  per cgroup: averages and rates over the whole run\n";
 
 /*
  * Prints "cgstat: " BEFORE 'VALUE' AFTER as one line. Control bytes in VALUE are escaped, so
@@ -85,18 +87,8 @@ static const char usage_text[] =
 static int fail(FILE *err, const char *before, const char *value, const char *after)
 {
 	fprintf(err, "cgstat: %s", before);
-	if (value) {
-		fputc('\'', err);
-		for (const unsigned char *p = (const unsigned char *)value; *p; p++) {
-			if (*p == '\\')
-				fputs("\\\\", err);
-			else if (*p < 0x20 || *p == 0x7f)
-				fprintf(err, "\\x%02x", *p);
-			else
-				fputc(*p, err);
-		}
-		fputc('\'', err);
-	}
+	if (value)
+		message_quote(err, value);
 	fprintf(err, "%s\n", after);
 	return -EINVAL;
 }

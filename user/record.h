@@ -12,8 +12,6 @@
 
 #include "../bpf/cgstat.h"
 
-#define CG_MAX_EVENTS 16
-
 /* Run-queue wait histogram of one interval (or of a whole run, in the summary). */
 struct cg_hist {
 	uint64_t bucket[CG_HIST_BUCKETS];

@@ -16,6 +16,14 @@
  *   workload [--cgroup DIR] churn PROCS THREADS   PROCS processes fork and exit, each with
  *                                                 THREADS threads that start and exit
  *   workload [--cgroup DIR] steady SECONDS N      N threads: spin 2 ms, sleep 3 ms, for SECONDS
+ *   workload [--cgroup DIR] faults PAGES ROUNDS   one thread touching PAGES fresh pages ROUNDS
+ *                                                 times (a page fault each)
+ *   workload [--cgroup DIR] xpingpong ROUNDS CPU CGROUP2
+ *                                                 ping-pong on one CPU between this process and
+ *                                                 a child in CGROUP2: every switch crosses
+ *                                                 cgroups. Per round the parent touches one
+ *                                                 fresh page, the child two.
+ *                                                 The child's report comes first, its own line.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -27,6 +35,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -35,6 +44,7 @@
 
 struct kstat {
 	uint64_t exec_ns, run_delay_ns, pcount, nvcsw, nivcsw, migrations, alive_ns;
+	uint64_t minflt, majflt;
 };
 
 /* When each thread started (the main thread: when it moved into the cgroup). */
@@ -148,6 +158,14 @@ static int read_kstat(const char *task_dir, struct kstat *k)
 	if (read_file(path, buf, sizeof(buf)))
 		return -1;
 	k->migrations = sched_field(buf, "se.nr_migrations");
+	snprintf(path, sizeof(path), "%s/stat", task_dir);
+	if (read_file(path, buf, sizeof(buf)))
+		return -1;
+	/* after "(comm)": state ppid pgrp session tty tpgid flags minflt cminflt majflt */
+	p = strrchr(buf, ')');
+	if (!p ||
+	    sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %lu %*u %lu", &k->minflt, &k->majflt) != 2)
+		return -1;
 	return 0;
 }
 
@@ -159,14 +177,17 @@ static void kstat_sub(struct kstat *a, const struct kstat *b)
 	a->nvcsw -= b->nvcsw;
 	a->nivcsw -= b->nivcsw;
 	a->migrations -= b->migrations;
+	a->minflt -= b->minflt;
+	a->majflt -= b->majflt;
 }
 
 static void kstat_print(const char *key, const struct kstat *k, int comma)
 {
 	printf("\"%s\":{\"exec_ns\":%lu,\"run_delay_ns\":%lu,\"pcount\":%lu,\"nvcsw\":%lu,"
-	       "\"nivcsw\":%lu,\"migrations\":%lu,\"alive_ns\":%lu}%s",
+	       "\"nivcsw\":%lu,\"migrations\":%lu,\"alive_ns\":%lu,\"minflt\":%lu,"
+	       "\"majflt\":%lu}%s",
 	       key, k->exec_ns, k->run_delay_ns, k->pcount, k->nvcsw, k->nivcsw, k->migrations,
-	       k->alive_ns, comma ? "," : "");
+	       k->alive_ns, k->minflt, k->majflt, comma ? "," : "");
 }
 
 static struct kstat main_baseline;
@@ -218,6 +239,8 @@ static void reap(pid_t pid)
 			    (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1000ULL;
 	children.nvcsw += ru.ru_nvcsw;
 	children.nivcsw += ru.ru_nivcsw;
+	children.minflt += ru.ru_minflt;
+	children.majflt += ru.ru_majflt;
 }
 
 /* Threads park here once their work is done, so that report() sees them alive. */
@@ -310,7 +333,7 @@ static void *hog(void *arg)
 static void *steady(void *arg)
 {
 	uint64_t end = now_ns() + (uint64_t)(seconds * 1e9);
-	struct timespec nap = {0, 3000000};
+	struct timespec nap = { 0, 3000000 };
 
 	while (now_ns() < end) {
 		spin_ns(2000000);
@@ -323,7 +346,7 @@ static void *steady(void *arg)
 static void *sleeper(void *arg)
 {
 	uint64_t end = now_ns() + (uint64_t)(seconds * 1e9);
-	struct timespec nap = {0, 5000000};
+	struct timespec nap = { 0, 5000000 };
 
 	while (now_ns() < end) {
 		spin_ns(50000);
@@ -336,7 +359,7 @@ static void *sleeper(void *arg)
 static void *vforker(void *arg)
 {
 	uint64_t end = now_ns() + (uint64_t)(seconds * 1e9);
-	struct timespec nap = {0, 20000000};
+	struct timespec nap = { 0, 20000000 };
 	pid_t pid;
 
 	while (now_ns() < end) {
@@ -398,6 +421,78 @@ static void *churner(void *arg)
 	return arg;
 }
 
+static long fault_pages, fault_rounds;
+
+static void *faulter(void *arg)
+{
+	size_t len = fault_pages * 4096;
+	long r, i;
+	char *mem;
+
+	for (r = 0; r < fault_rounds; r++) {
+		mem = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (mem == MAP_FAILED)
+			die("mmap");
+		for (i = 0; i < fault_pages; i++)
+			mem[i * 4096] = 1;
+		munmap(mem, len);
+	}
+	park();
+	return arg;
+}
+
+static void move_to_cgroup(const char *dir);
+
+/*
+ * Cross-cgroup ping-pong. The sides touch one and two fresh pages per round, so that a count
+ * charged to the wrong cgroup shows; each prints its own report.
+ */
+static void xpingpong(long rounds, int cpu, const char *other_cgroup)
+{
+	int ab[2], ba[2];
+	char c = 0, *mem;
+	pid_t pid;
+	long i;
+
+	if (pipe(ab) || pipe(ba))
+		die("pipe");
+	pid = fork();
+	if (pid < 0)
+		die("fork");
+	if (!pid) {
+		move_to_cgroup(other_cgroup);
+		nr_starts = 0;
+		thread_started();
+		memset(&main_baseline, 0, sizeof(main_baseline));
+		read_kstat("/proc/thread-self", &main_baseline);
+	}
+	pin(cpu);
+	mem = mmap(NULL, 2 * rounds * 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1,
+		   0);
+	if (mem == MAP_FAILED)
+		die("mmap");
+	for (i = 0; i < rounds; i++) {
+		if (pid) {
+			if (write(ab[1], &c, 1) != 1 || read(ba[0], &c, 1) != 1)
+				die("ping");
+		} else {
+			if (read(ab[0], &c, 1) != 1 || write(ba[1], &c, 1) != 1)
+				die("pong");
+		}
+		mem[2 * i * 4096] = 1;
+		if (!pid)
+			mem[(2 * i + 1) * 4096] = 1;
+	}
+	if (!pid) {
+		report();
+		_exit(0);
+	}
+	/* the child's report first; the child is in another cgroup, so not in ours */
+	if (waitpid(pid, NULL, 0) < 0)
+		die("waitpid");
+	report();
+}
+
 static void move_to_cgroup(const char *dir)
 {
 	char path[4096];
@@ -449,6 +544,12 @@ int main(int argc, char **argv)
 	} else if (!strcmp(argv[i], "hopper")) {
 		hops = atol(argv[i + 1]);
 		run_threads(1, hopper, NULL);
+	} else if (!strcmp(argv[i], "faults") && argc - i == 3) {
+		fault_pages = atol(argv[i + 1]);
+		fault_rounds = atol(argv[i + 2]);
+		run_threads(1, faulter, NULL);
+	} else if (!strcmp(argv[i], "xpingpong") && argc - i == 4) {
+		xpingpong(atol(argv[i + 1]), atoi(argv[i + 2]), argv[i + 3]);
 	} else if (!strcmp(argv[i], "churn") && argc - i == 3) {
 		churn_procs = atol(argv[i + 1]);
 		churn_threads = atol(argv[i + 2]);

@@ -1,0 +1,14 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* One-line messages on stderr about values that came from outside. No libbpf here. */
+#ifndef CGSTAT_MESSAGE_H
+#define CGSTAT_MESSAGE_H
+
+#include <stdio.h>
+
+/*
+ * Write 'VALUE' with control bytes as \xNN and backslashes doubled, so that a value holding a
+ * newline (a label, a path) cannot split the one line a message is.
+ */
+void message_quote(FILE *f, const char *value);
+
+#endif /* CGSTAT_MESSAGE_H */

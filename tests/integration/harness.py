@@ -232,3 +232,62 @@ def sched_totals(rows, container):
 def settle(seconds=0.3):
     """Let the last switches of exiting threads land before cgstat drains."""
     time.sleep(seconds)
+
+
+class Workload:
+    """A workload shape running while the test goes on (a thread waits for it), so that two can
+    run at once or the test can act on cgstat or the cgroup meanwhile."""
+
+    def __init__(self, workload, cgroup, *args, timeout=300):
+        self.report = None
+        self.error = None
+        self.thread = threading.Thread(target=self._run, daemon=True,
+                                       args=(workload, cgroup, args, timeout))
+        self.thread.start()
+
+    def _run(self, workload, cgroup, args, timeout):
+        try:
+            self.report = run_workload(workload, cgroup, *args, timeout=timeout)
+        except Exception as e:  # handed to wait(), which raises it in the test's thread
+            self.error = e
+
+    def wait(self, timeout=300):
+        """The kernel's accounting the workload printed."""
+        self.thread.join(timeout)
+        if self.thread.is_alive():
+            raise RuntimeError("workload did not finish")
+        if self.error:
+            raise self.error
+        return self.report
+
+
+def spawn_in_cgroup(cgroup, argv):
+    """A process started in cgroup: a shell moves itself there, then execs argv. Returns once
+    the exec is done, so the process does nothing more until it ends (for a sleep)."""
+    proc = subprocess.Popen(["sh", "-c", 'echo $$ > "$0/cgroup.procs" && exec "$@"', cgroup]
+                            + list(argv))
+    name = os.path.basename(argv[0])[:15]
+    for _ in range(200):
+        with contextlib.suppress(OSError):
+            with open("/proc/%d/comm" % proc.pid) as f:
+                if f.read().strip() == name:
+                    return proc
+        time.sleep(0.01)
+    proc.kill()
+    raise RuntimeError("%s did not start in %s" % (argv[0], cgroup))
+
+
+def read_json_lines(path):
+    with open(path, encoding="utf-8") as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+def cgroup_threads(cgroup):
+    """The kernel's list of the threads directly in cgroup."""
+    with open(os.path.join(cgroup, "cgroup.threads")) as f:
+        return f.read().split()
+
+
+def v2_label(path):
+    """The label cgstat gives a cgroup in the all-cgroups mode: its path under the v2 mount."""
+    return "/" + os.path.relpath(path, v2_mount())

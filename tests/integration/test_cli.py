@@ -1,0 +1,342 @@
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+"""cgstat's command line and the edges of a run: bad input gets one line on stderr and exit 2
+(usage) or 1 (anything else) before anything is made; -h and -V; the files' exact headers; a
+closed stdout ends the run cleanly with the files whole; a watched cgroup removed mid-run;
+labels holding CSV and JSON metacharacters, invalid UTF-8 and 4000 bytes; and symlinks planted
+in the output folder, which cgstat must neither follow nor write through.
+
+Where a run's figures are checked, they are checked against the kernel's accounting of a
+workload of known shape, as in test_accuracy.py."""
+
+import csv
+import io
+import json
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+
+import harness as h
+
+SWITCHES = 0.02
+TIME = 0.05
+
+CONTAINER_HEADER = ("epochMillis,container,cpuCores,voluntarySwitchesPerSecond,"
+                    "involuntarySwitchesPerSecond")
+SCHED_HEADER = ("epochMillis,container,tasks,onCpuMillis,runqWaitMillis,offCpuSleepMillis,"
+                "offCpuBlockedMillis,voluntarySwitches,involuntarySwitches,migrations,runqWaits,"
+                "runqP50Micros,runqP99Micros,runqMaxMicros")
+
+# Every option cgstat has (README's table and the issue's -e, --no-perf, --messages).
+OPTIONS = ["-c", "--cgroup", "-p", "--pid", "-i", "--interval", "-d", "--duration", "-o",
+           "--output-dir", "-f", "--format", "-e", "--events", "--no-perf", "--messages",
+           "--max-cgroups", "-q", "--quiet", "-v", "--verbose", "-h", "--help", "-V",
+           "--version"]
+
+
+def run(argv, env=None):
+    """A command run to its end: (exit code, stdout, stderr) as bytes."""
+    p = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
+                       timeout=20)
+    return p.returncode, p.stdout, p.stderr
+
+
+def one_line(err):
+    """True when err is exactly one non-empty line."""
+    return err.endswith(b"\n") and err.count(b"\n") == 1 and bool(err.strip())
+
+
+def bad_input(args, tmp, cg):
+    """Each case holds one bad thing; the output folder it names must not appear, since the
+    refusal comes before anything is made (let alone loaded)."""
+    mount = h.v2_mount()
+    missing_abs = os.path.join(mount, "cgstat-test-%d-missing" % os.getpid())
+    missing_rel = "cgstat-test-%d-missing-too" % os.getpid()
+    # nobody must be able to run cgstat and, were it not refused, to make the output folder
+    nobody_dir = tempfile.mkdtemp(prefix="cgstat-nobody-")
+    os.chmod(nobody_dir, 0o1777)
+    nobody_bin = os.path.join(nobody_dir, "cgstat")
+    shutil.copy(args.cgstat, nobody_bin)
+    os.chmod(nobody_bin, 0o755)
+    setpriv = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+    no_btf = dict(os.environ, CGSTAT_BTF_PATH="/nonexistent")
+    target = ["-c", "w=" + cg]
+    cases = [
+        # (what, prefix, argv after the binary, env, exit code, text the line must hold)
+        ("unknown option", [], ["--bogus"], None, 2, "--bogus"),
+        ("interval below 0.1 s", [], ["-i", "0.05"] + target, None, 2, "0.05"),
+        ("interval not a number", [], ["-i", "abc"] + target, None, 2, "abc"),
+        ("negative duration", [], ["-d", "-1"] + target, None, 2, "-1"),
+        ("cgroup path that does not exist", [], ["-c", "/no/such/cgroup"], None, 1,
+         "/no/such/cgroup"),
+        ("missing cgroup under the v2 mount", [], ["-c", missing_abs], None, 1, missing_abs),
+        ("missing cgroup by relative name", [], ["-c", "w=" + missing_rel], None, 1,
+         missing_rel),
+        ("no such pid", [], ["-p", "999999999"], None, 1, "999999999"),
+        # a value holding a newline must not split the line
+        ("missing cgroup whose name holds a newline", [], ["-c", missing_rel + "\nx"], None, 1,
+         missing_rel),
+        ("output folder holding a newline", [], ["-o", "/proc/cgstat\nx"] + target, None, 1,
+         "/proc/cgstat"),
+        ("same label twice", [], target + ["-c", "w=" + mount], None, 2, "'w'"),
+        ("not root", setpriv, target, None, 1, "root"),
+        ("no BTF", [], target, no_btf, 1, "BTF"),
+    ]
+    for n, (what, prefix, argv, env, code, text) in enumerate(cases):
+        out = os.path.join(nobody_dir if prefix else tmp, "out-%d" % n)
+        if "-o" in argv:
+            out = argv[argv.index("-o") + 1]
+        else:
+            argv = ["-o", out] + argv
+        binary = nobody_bin if prefix else args.cgstat
+        got, stdout, err = run(prefix + [binary, "-q"] + argv, env)
+        line = err.decode(errors="replace").rstrip("\n")
+        h.check(got == code and one_line(err) and text in line and not stdout,
+                "%s: exit %d (want %d), stderr one line naming %r: %r"
+                % (what, got, code, text, line))
+        h.check(not os.path.exists(out), "%s: output folder not made" % what)
+    shutil.rmtree(nobody_dir)
+
+    # The same cgroup under two names: which code is a matter of taste, one line is not.
+    got, stdout, err = run([args.cgstat, "-q", "-c", "a=" + cg, "-c", "b=" + cg])
+    h.check(got in (1, 2) and one_line(err) and cg in err.decode(errors="replace"),
+            "same cgroup twice: exit %d, stderr one line naming it: %r" % (got, err))
+
+    cannot = "/proc/cgstat-cannot-make"
+    got, stdout, err = run([args.cgstat, "-q", "-o", cannot] + target)
+    h.check(got == 1 and one_line(err) and cannot in err.decode(errors="replace"),
+            "output folder that cannot be made: exit %d, stderr one line naming it: %r"
+            % (got, err))
+
+
+def help_and_version(args):
+    for flag in ("-h", "--help"):
+        got, stdout, err = run([args.cgstat, flag])
+        text = stdout.decode()
+        missing = [o for o in OPTIONS if o not in text.split() and o + "," not in text.split()]
+        h.check(got == 0 and not err and not missing,
+                "%s: exit %d, stderr %r, options missing from the help: %s"
+                % (flag, got, err, missing))
+    for flag in ("-V", "--version"):
+        got, stdout, err = run([args.cgstat, flag])
+        words = stdout.decode().split()
+        h.check(got == 0 and not err and stdout.count(b"\n") == 1 and len(words) == 2
+                and words[0] == "cgstat" and words[1][0].isdigit(),
+                "%s: exit %d, prints %r" % (flag, got, stdout))
+
+
+def first_line(path):
+    with open(path, newline="") as f:
+        return f.readline().rstrip("\r\n")
+
+
+def headers(args):
+    """-d ends the run with exit 0 and the headers as the Pulsar tooling reads them."""
+    with h.scratch_cgroup("hdr") as cg:
+        load = h.Workload(args.workload, cg, "steady", 3, 2)
+        cgstat = h.Cgstat(args.cgstat, ["-q", "-d", "1", "-c", "w=" + cg])
+        code = cgstat.proc.wait(30)
+        cgstat.stop()
+        load.wait()
+    h.check(code == 0, "-d 1: exits by itself with code %d" % code)
+    for name, want in (("container-stats.csv", CONTAINER_HEADER),
+                       ("sched-stats.csv", SCHED_HEADER)):
+        got = first_line(os.path.join(cgstat.out_dir, name))
+        h.check(got == want, "%s header: %r" % (name, got))
+
+
+def cpu_cores(args):
+    """container-stats.csv's cpuCores times each interval's length (from the CSV stream) adds up
+    to the workload's sum_exec_runtime."""
+    with h.scratch_cgroup("cores") as cg:
+        cgstat = h.Cgstat(args.cgstat, ["-f", "csv", "-i", "0.5", "-c", "w=" + cg])
+        report = h.run_workload(args.workload, cg, "steady", 2, 2)
+        h.settle()
+        code = cgstat.stop()
+    h.check(code == 0, "cpuCores: cgstat exit code %d" % code)
+    lengths = {r["epochMillis"]: float(r["intervalMillis"])
+               for r in csv.DictReader(io.StringIO(cgstat.stdout_text())) if r["container"] == "w"}
+    rows = [r for r in cgstat.rows("container-stats.csv") if r["container"] == "w"]
+    h.check(rows and all(r["epochMillis"] in lengths for r in rows),
+            "cpuCores: each of the %d rows has its interval in the CSV stream" % len(rows))
+    got = sum(float(r["cpuCores"]) * lengths.get(r["epochMillis"], 0) for r in rows)
+    h.check_close("cpuCores * interval ms", got, h.kernel_totals(report)["exec_ns"] / 1e6, TIME)
+
+
+def closed_stdout(args, tmp):
+    """The reader of stdout goes away: cgstat ends by itself, exit 0, files whole."""
+    out = os.path.join(tmp, "pipe")
+    with h.scratch_cgroup("pipe") as cg:
+        proc = subprocess.Popen([args.cgstat, "-c", "w=" + cg, "-i", "0.2", "-f", "csv", "-o",
+                                 out], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        header = proc.stdout.readline()  # the first interval: cgstat is attached
+        report = h.run_workload(args.workload, cg, "steady", 1, 2)
+        h.settle()
+        lines = [header, proc.stdout.readline(), proc.stdout.readline()]
+        proc.stdout.close()
+        try:
+            code = proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            code = proc.wait()
+            h.check(False, "closed stdout: cgstat still running 10 s after the pipe closed")
+        err = proc.stderr.read()
+        proc.stderr.close()
+    h.check(all(lines), "closed stdout: read 3 lines before closing: %r" % lines)
+    # A reader going away is the normal end of a piped run, not an error to report.
+    pipe_lines = [line for line in err.decode(errors="replace").splitlines()
+                  if "stdout" in line or "pipe" in line.lower()]
+    h.check(code == 0 and not pipe_lines,
+            "closed stdout: exit %d, stderr lines about stdout %r" % (code, pipe_lines))
+
+    with open(os.path.join(out, "sched-stats.csv"), newline="") as f:
+        records = list(csv.reader(f))
+    widths = sorted({len(r) for r in records})
+    h.check(len(records) > 1 and widths == [14],
+            "closed stdout: %d lines of sched-stats.csv, fields per line %s (14)"
+            % (len(records), widths))
+    with open(os.path.join(out, "container-summary.json")) as f:
+        summary = json.load(f)
+    h.check("w" in summary.get("containers", {}), "closed stdout: the summary has container w")
+    rows = h.read_csv(os.path.join(out, "sched-stats.csv"))
+    got, want, tail = h.sched_totals(rows, "w"), h.kernel_totals(report), h.exit_tail(report)
+    h.check_count("closed stdout: voluntary switches in the files", got["voluntarySwitches"],
+                  want["nvcsw"], SWITCHES, tail)
+
+
+def removed_cgroup(args):
+    """A watched cgroup removed mid-run keeps its rows, now empty, and the run goes on."""
+    with h.scratch_cgroup("gone") as cg:
+        cgstat = h.Cgstat(args.cgstat, ["-q", "-i", "0.25", "-c", "w=" + cg])
+        report = h.run_workload(args.workload, cg, "pingpong", 20000, 0)
+        h.settle()
+        h.remove_cgroup_tree(cg)
+        removed_ms = time.time() * 1000
+        time.sleep(1.0)
+        running = cgstat.proc.poll() is None
+        code = cgstat.stop()
+    h.check(running, "removed cgroup: cgstat still running 1 s after the rmdir")
+    h.check(code == 0, "removed cgroup: exit code %d after SIGINT" % code)
+    rows = [r for r in cgstat.rows("sched-stats.csv") if r["container"] == "w"]
+    before = [r for r in rows if float(r["epochMillis"]) <= removed_ms]
+    after = [r for r in rows if float(r["epochMillis"]) > removed_ms]
+    h.check(len(after) >= 2, "removed cgroup: %d rows after the removal" % len(after))
+    h.check(all(int(r["tasks"]) == 0 and float(r["voluntarySwitches"]) == 0
+                and float(r["onCpuMillis"]) == 0 for r in after),
+            "removed cgroup: rows after the removal have no tasks and no activity: %s"
+            % [(r["tasks"], r["voluntarySwitches"], r["onCpuMillis"]) for r in after])
+    got, want, tail = h.sched_totals(before, "w"), h.kernel_totals(report), h.exit_tail(report)
+    h.check_count("removed cgroup: voluntary switches before the removal",
+                  got["voluntarySwitches"], want["nvcsw"], SWITCHES, tail)
+    h.check_count("removed cgroup: involuntary switches before the removal",
+                  got["involuntarySwitches"], want["nivcsw"], SWITCHES, tail)
+
+
+def hostile_labels(args):
+    """Labels are bytes the user chose: CSV quotes them, JSON replaces what is not UTF-8."""
+    nasty = b'a,b"c\nd\xff\xfe'
+    long_label = b"L" * 4000
+    with h.scratch_cgroup("nasty") as cg1, h.scratch_cgroup("long") as cg2:
+        got, _, err = run([args.cgstat, "-q", "-c", nasty + b"=" + cg1.encode(),
+                           "-c", nasty + b"=" + cg2.encode()])
+        h.check(got == 2 and one_line(err),
+                "hostile label given twice: exit %d, stderr one line: %r" % (got, err))
+
+        loads = [h.Workload(args.workload, cg, "steady", 2, 1) for cg in (cg1, cg2)]
+        cgstat = h.Cgstat(args.cgstat, ["-f", "json", "-d", "1", "-i", "0.5",
+                                        "-c", nasty + b"=" + cg1.encode(),
+                                        "-c", long_label + b"=" + cg2.encode()])
+        code = cgstat.proc.wait(30)
+        cgstat.stop()
+        for load in loads:
+            load.wait()
+    h.check(code == 0, "hostile labels: exit code %d" % code)
+
+    want = {nasty.decode(errors="surrogateescape"), long_label.decode()}
+    for name, width in (("container-stats.csv", 5), ("sched-stats.csv", 14)):
+        path = os.path.join(cgstat.out_dir, name)
+        with open(path, newline="", encoding="utf-8", errors="surrogateescape") as f:
+            records = list(csv.reader(f))[1:]
+        seen = {r[1] for r in records}
+        widths = {len(r) for r in records}
+        h.check(seen == want and widths == {width},
+                "hostile labels: %s has the exact label bytes in %d rows of %s fields: %s"
+                % (name, len(records), widths, sorted(ascii(s[:40]) for s in seen)))
+
+    json_want = {nasty.decode(errors="replace"), long_label.decode()}
+    try:
+        lines = h.read_json_lines(cgstat.stdout_path)
+    except ValueError as e:
+        lines = []
+        h.check(False, "hostile labels: the JSON stream does not parse: %s" % e)
+    keys = set().union(*(line["containers"] for line in lines)) if lines else set()
+    h.check(lines and keys == json_want,
+            "hostile labels: %d JSON lines, keys %s (non-UTF-8 bytes as U+FFFD)"
+            % (len(lines), sorted(ascii(k[:40]) for k in keys)))
+    summary_keys = set(cgstat.summary()["containers"])
+    h.check(summary_keys == json_want, "hostile labels: summary keys %s"
+            % sorted(ascii(k[:40]) for k in summary_keys))
+
+
+def planted_symlinks(args, tmp):
+    """Each file cgstat makes in the output folder may already be a symlink to a file of
+    someone else's; it must be neither followed nor written through."""
+    victim = os.path.join(tmp, "victim")
+    content = b"not cgstat's to write\n"
+    with h.scratch_cgroup("link") as cg:
+        for n, name in enumerate(("container-stats.csv", "sched-stats.csv")):
+            with open(victim, "wb") as f:
+                f.write(content)
+            out = os.path.join(tmp, "links-%d" % n)
+            os.mkdir(out)
+            os.symlink(victim, os.path.join(out, name))
+            got, _, err = run([args.cgstat, "-q", "-d", "0.5", "-c", "w=" + cg, "-o", out])
+            with open(victim, "rb") as f:
+                after = f.read()
+            h.check(got == 1 and one_line(err),
+                    "symlink as %s: exit %d, stderr one line: %r" % (name, got, err))
+            h.check(after == content, "symlink as %s: its target unchanged: %r" % (name, after))
+
+        # The summary is written at exit through a temporary name and a rename.
+        out = os.path.join(tmp, "links-summary")
+        os.mkdir(out)
+        for name in ("container-summary.json", ".container-summary.json.tmp"):
+            os.symlink(victim, os.path.join(out, name))
+        load = h.Workload(args.workload, cg, "steady", 1, 1)
+        got, _, err = run([args.cgstat, "-q", "-d", "0.5", "-c", "w=" + cg, "-o", out])
+        load.wait()
+    with open(victim, "rb") as f:
+        after = f.read()
+    summary_lines = [line for line in err.decode(errors="replace").splitlines()
+                     if "summary" in line]
+    h.check(got == 0 and not summary_lines,
+            "symlinks as the summary: exit %d, stderr lines about it %r" % (got, summary_lines))
+    h.check(after == content, "symlinks as the summary: their target unchanged: %r" % after)
+    summary = os.path.join(out, "container-summary.json")
+    with open(summary) as f:
+        ok = not os.path.islink(summary) and "w" in json.load(f)["containers"]
+    h.check(ok, "symlinks as the summary: container-summary.json is cgstat's own file")
+
+
+def main():
+    args = h.parse_args()
+    tmp = tempfile.mkdtemp(prefix="cgstat-cli-")
+    try:
+        with h.scratch_cgroup("cli") as cg:
+            bad_input(args, tmp, cg)
+        help_and_version(args)
+        headers(args)
+        cpu_cores(args)
+        closed_stdout(args, tmp)
+        removed_cgroup(args)
+        hostile_labels(args)
+        planted_symlinks(args, tmp)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    h.done()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,210 @@
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+"""cgstat's modes against the kernel's accounting and workloads of known shape: nested watched
+cgroups (each counts its whole subtree), the all-cgroups mode (each cgroup counts only the tasks
+directly in it, and a cgroup without activity gets no row), a fractional interval, time
+conservation per interval (on-CPU + run-queue + sleep + blocked = threads * interval) with the
+thread count against cgroup.threads, and SIGINT/SIGTERM draining the last partial interval into
+the files and the summary."""
+
+import signal
+import time
+
+import harness as h
+
+SWITCHES = 0.02
+TIME = 0.05
+
+
+def check_switches(name, got, want, tail):
+    h.check_count(name + " voluntary switches", got["voluntarySwitches"], want["nvcsw"],
+                  SWITCHES, tail)
+    h.check_count(name + " involuntary switches", got["involuntarySwitches"], want["nivcsw"],
+                  SWITCHES, tail)
+
+
+def nested(args):
+    """A watched cgroup counts its subtree, a watched child only its own: B's workload counts in
+    both a and b, A's own only in a."""
+    with h.scratch_cgroup("a") as a, h.scratch_cgroup("b", parent=a) as b:
+        cgstat = h.Cgstat(args.cgstat, ["-q", "-i", "0.5", "-c", "a=" + a, "-c", "b=" + b])
+        in_b = h.Workload(args.workload, b, "steady", 2, 2)
+        in_a = h.Workload(args.workload, a, "sleeper", 2)
+        report_b, report_a = in_b.wait(), in_a.wait()
+        h.settle()
+        code = cgstat.stop()
+        h.check(code == 0, "nested: cgstat exit code %d" % code)
+        rows = cgstat.rows("sched-stats.csv")
+
+    got_a, got_b = h.sched_totals(rows, "a"), h.sched_totals(rows, "b")
+    want_b = h.kernel_totals(report_b)
+    want_a = h.add_reports(report_a, report_b)
+    tail_b = h.exit_tail(report_b)
+    tail_a = tail_b + h.exit_tail(report_a)
+    check_switches("nested: b (B's steady)", got_b, want_b, tail_b)
+    check_switches("nested: a (A's sleeper + B's steady)", got_a, want_a, tail_a)
+    h.check_close("nested: b on-CPU ms (B's steady)", got_b["onCpuMillis"],
+                  want_b["exec_ns"] / 1e6, TIME)
+    h.check_close("nested: a on-CPU ms (A's sleeper + B's steady)", got_a["onCpuMillis"],
+                  want_a["exec_ns"] / 1e6, TIME)
+
+
+def all_cgroups(args):
+    """Without -c/-p: X and its child Y each count only their own tasks, so X must not include
+    Y's hopper (its migrations and switches would show); an idle cgroup gets no row."""
+    with h.scratch_cgroup("x") as x, h.scratch_cgroup("y", parent=x) as y, \
+            h.scratch_cgroup("z") as z:
+        idle = h.spawn_in_cgroup(z, ["sleep", "100"])
+        try:
+            before = idle_task_figures(idle.pid)
+            cgstat = h.Cgstat(args.cgstat, ["-q", "-i", "0.5"])
+            in_x = h.Workload(args.workload, x, "steady", 2, 2)
+            in_y = h.Workload(args.workload, y, "hopper", 400)
+            report_x, report_y = in_x.wait(), in_y.wait()
+            h.settle()
+            code = cgstat.stop()
+            after = idle_task_figures(idle.pid)
+        finally:
+            idle.kill()
+            idle.wait()
+        label_x, label_y, label_z = h.v2_label(x), h.v2_label(y), h.v2_label(z)
+    h.check(code == 0, "all cgroups: cgstat exit code %d" % code)
+    rows = cgstat.rows("sched-stats.csv")
+
+    for label, report, shape in ((label_x, report_x, "steady"), (label_y, report_y, "hopper")):
+        got, want, tail = h.sched_totals(rows, label), h.kernel_totals(report), h.exit_tail(report)
+        name = "all cgroups: %s (%s)" % (label, shape)
+        h.check(got["intervals"] > 0, "%s has %d rows" % (name, got["intervals"]))
+        check_switches(name, got, want, tail)
+        h.check_count(name + " migrations", got["migrations"], want["migrations"], SWITCHES,
+                      tail)
+        h.check_close(name + " on-CPU ms", got["onCpuMillis"], want["exec_ns"] / 1e6, TIME)
+    # Y's hopper makes X's limit on migrations a test of exclusion: counted in X, they break it.
+    migr_x = h.kernel_totals(report_x)["migrations"]
+    migr_y = h.kernel_totals(report_y)["migrations"]
+    h.check(migr_y > SWITCHES * migr_x + h.exit_tail(report_x),
+            "all cgroups: Y's %d migrations exceed X's limit (%d kernel, %.1f%% + %d)"
+            % (migr_y, migr_x, 100 * SWITCHES, h.exit_tail(report_x)))
+
+    h.check(before == after, "all cgroups: the kernel saw the sleep in Z do nothing during the run"
+            " (switches and run time %s, then %s)" % (before, after))
+    z_rows = [r for r in rows if r["container"] == label_z]
+    h.check(not z_rows, "all cgroups: idle cgroup %s has no rows (%d)" % (label_z, len(z_rows)))
+
+
+def idle_task_figures(pid):
+    """The kernel's switch counts and run time of one thread, to show that it did nothing."""
+    with open("/proc/%d/status" % pid) as f:
+        status = dict(line.split(":", 1) for line in f if ":" in line)
+    with open("/proc/%d/schedstat" % pid) as f:
+        exec_ns = int(f.read().split()[0])
+    return (int(status["voluntary_ctxt_switches"]), int(status["nonvoluntary_ctxt_switches"]),
+            exec_ns)
+
+
+def fractional_interval(args):
+    """-i 0.25 -d 2: eight intervals of about 250 ms, one JSON line each."""
+    with h.scratch_cgroup("frac") as cg:
+        load = h.Workload(args.workload, cg, "steady", 4, 2)
+        cgstat = h.Cgstat(args.cgstat, ["-f", "json", "-i", "0.25", "-d", "2", "-c", "w=" + cg])
+        cgstat.proc.wait(60)
+        code = cgstat.stop()
+        load.wait()
+    h.check(code == 0, "fractional: cgstat exit code %d at the end of -d" % code)
+    lines = h.read_json_lines(cgstat.stdout_path)
+    h.check(7 <= len(lines) <= 9, "fractional: %d intervals in 2 s at 0.25 s (8 +- 1)"
+            % len(lines))
+    lengths = [line["intervalMillis"] for line in lines]
+    full = lengths[:-1]
+    h.check(all(abs(ms - 250) <= 25 for ms in full),
+            "fractional: every interval but the last within 10%% of 250 ms: %s" % lengths)
+    epochs = [line["epochMillis"] for line in lines]
+    steps = [b - a for a, b in zip(epochs, epochs[1:])]
+    h.check(all(s > 0 for s in steps), "fractional: epochMillis strictly increasing: %s" % steps)
+    h.check(all(abs(s - 250) <= 25 for s in steps[:-1]),
+            "fractional: epochMillis steps within 10%% of 250 ms but the last: %s" % steps)
+    h.check(all("w" in line["containers"] for line in lines),
+            "fractional: every interval has the watched cgroup's row")
+
+
+def conservation(args):
+    """steady 3 4 keeps 5 threads (4 workers and the main thread) alive the whole run, so each
+    interval that both starts and ends with 5 of them must account 5 * its length."""
+    with h.scratch_cgroup("cons") as cg:
+        cgstat = h.Cgstat(args.cgstat, ["-f", "json", "-i", "0.5", "-c", "w=" + cg])
+        load = h.Workload(args.workload, cg, "steady", 3, 4)
+        time.sleep(1.5)
+        threads = h.cgroup_threads(cg)
+        read_ms = time.time() * 1000
+        report = load.wait()
+        h.settle()
+        code = cgstat.stop()
+    h.check(code == 0, "conservation: cgstat exit code %d" % code)
+    h.check(len(report["threads"]) == 5, "conservation: the workload reported %d threads (5)"
+            % len(report["threads"]))
+    h.check(len(threads) == 5, "conservation: cgroup.threads mid-run lists %d threads (5)"
+            % len(threads))
+
+    rows = [(line["epochMillis"], line["intervalMillis"], line["containers"]["w"])
+            for line in h.read_json_lines(cgstat.stdout_path)]
+    after_read = [r for r in rows if r[0] >= read_ms]
+    h.check(after_read and after_read[0][2]["tasks"] == len(threads),
+            "conservation: tasks at the end of the interval of the cgroup.threads read: %s,"
+            " cgroup.threads %d" % (after_read[0][2]["tasks"] if after_read else None,
+                                    len(threads)))
+
+    inside = 0
+    for (_, _, prev), (epoch, ms, cur) in zip(rows, rows[1:]):
+        if prev["tasks"] != 5 or cur["tasks"] != 5:
+            continue
+        inside += 1
+        total = (cur["onCpuMillis"] + cur["runqWaitMillis"] + cur["offCpuSleepMillis"]
+                 + cur["offCpuBlockedMillis"])
+        h.check_close("conservation: interval ending %d: on-CPU %.1f + run-queue %.1f +"
+                      " sleep %.1f + blocked %.1f ms against 5 threads * %.1f ms"
+                      % (epoch, cur["onCpuMillis"], cur["runqWaitMillis"],
+                         cur["offCpuSleepMillis"], cur["offCpuBlockedMillis"], ms),
+                      total, 5 * ms, TIME)
+    h.check(inside >= 3, "conservation: %d intervals lie inside the 3 s run (at least 3)"
+            % inside)
+
+
+def stop_flushes(args, sig):
+    """-i 10 and a stop signal well before 10 s: the partial interval reaches the files and the
+    summary whole."""
+    name = signal.Signals(sig).name
+    with h.scratch_cgroup(name.lower()) as cg:
+        cgstat = h.Cgstat(args.cgstat, ["-q", "-i", "10", "-c", "w=" + cg])
+        report = h.run_workload(args.workload, cg, "pingpong", 50000, 0)
+        h.settle()
+        code = cgstat.stop(sig)
+    h.check(code == 0, "%s: cgstat exit code %d" % (name, code))
+    rows = [r for r in cgstat.rows("sched-stats.csv") if r["container"] == "w"]
+    h.check(len(rows) == 1, "%s: one row for the partial interval (%d)" % (name, len(rows)))
+    got, want, tail = h.sched_totals(rows, "w"), h.kernel_totals(report), h.exit_tail(report)
+    check_switches(name, got, want, tail)
+
+    summary = cgstat.summary()
+    seconds = summary["measurement"]["durationSeconds"]
+    w = summary["containers"].get("w", {})
+    for key, kernel in (("voluntarySwitchesPerSecond", want["nvcsw"]),
+                        ("involuntarySwitchesPerSecond", want["nivcsw"])):
+        got_rate, want_rate = w.get(key, float("nan")), kernel / seconds
+        h.check(abs(got_rate - want_rate) <= SWITCHES * want_rate + tail / seconds,
+                "%s: summary %s %.6g, kernel %d switches / %.3f s = %.6g (limit %.0f%% + %d"
+                " for the exit)" % (name, key, got_rate, kernel, seconds, want_rate,
+                                    100 * SWITCHES, tail))
+
+
+def main():
+    args = h.parse_args()
+    nested(args)
+    all_cgroups(args)
+    fractional_interval(args)
+    conservation(args)
+    stop_flushes(args, signal.SIGINT)
+    stop_flushes(args, signal.SIGTERM)
+    h.done()
+
+
+if __name__ == "__main__":
+    main()

@@ -9,9 +9,10 @@ Where the two clocks disagree by definition, the sum is checked instead of the p
 kernel's schedstat reads the run-queue clock as last updated, which for a task woken onto an
 idle CPU is the wakeup itself, so it books the idle exit (about 8 us on this VM) as run time
 where cgstat books it as run-queue wait; and its run_delay ends before pick_next_task where
-cgstat's ends at the switch, about 0.1 us later. For a sleeper or a sub-microsecond ping-pong
-those offsets are a large share of the run-queue figure, so there on-CPU + run-queue is compared
-with sum_exec_runtime + run_delay (see docs/metrics.md)."""
+cgstat's ends at the switch, about 0.1 us later. For a sleeper those offsets are a large share
+of the run-queue figure, so there on-CPU + run-queue is compared with sum_exec_runtime +
+run_delay; for a ping-pong whose waits last about 1 us, the number of waits is compared with
+schedstat's pcount and the times are printed, not checked (see docs/metrics.md)."""
 
 import harness as h
 
@@ -60,7 +61,11 @@ def main():
     got, want, report = measure(args, "pingpong", 100000, 0)
     check_switches("pingpong", got, want, report)
     check_cpu("pingpong", got, want)
-    check_cpu_and_runq("pingpong", got, want)
+    h.check_count("pingpong run-queue waits vs schedstat pcount", got["runqWaits"],
+                  want["pcount"], SWITCHES, h.exit_tail(report))
+    # not a check: the probe offsets (~0.1 us a wait) are a large share of 1 us waits
+    print("info  pingpong run-queue ms: cgstat %.3f, kernel run_delay %.3f over %d waits"
+          % (got["runqWaitMillis"], want["run_delay_ns"] / 1e6, got["runqWaits"]))
     h.check(got["voluntarySwitches"] + got["involuntarySwitches"] >= 200000,
             "pingpong: at least two switches per round trip (%d)"
             % (got["voluntarySwitches"] + got["involuntarySwitches"]))
@@ -92,8 +97,9 @@ def main():
     check_switches("hopper", got, want, report)
     h.check_count("hopper migrations", got["migrations"], want["migrations"], MIGRATIONS,
                   h.exit_tail(report))
-    h.check(want["migrations"] >= 400,
-            "hopper: the kernel saw at least one migration per hop (%d)" % want["migrations"])
+    # the first hop may find the thread on its CPU already
+    h.check(want["migrations"] >= 399,
+            "hopper: the kernel saw a migration per hop (%d)" % want["migrations"])
 
     # many threads on two CPUs: everything at once
     got, want, report = measure(args, "steady", 2, 4)

@@ -10,7 +10,7 @@
  *
  *   workload [--cgroup DIR] pingpong ROUNDS CPU   two threads on one CPU, pipe round trips
  *   workload [--cgroup DIR] hogs SECONDS CPU      two spinning threads sharing one CPU
- *   workload [--cgroup DIR] sleeper SECONDS       one thread sleeping 5 ms at a time
+ *   workload [--cgroup DIR] sleeper SECONDS       one thread: spin 0.5 ms, sleep 5 ms
  *   workload [--cgroup DIR] vfork SECONDS         vfork children that sleep 20 ms: parent in D
  *   workload [--cgroup DIR] hopper HOPS           one thread moved between CPUs HOPS times
  *   workload [--cgroup DIR] churn PROCS THREADS   PROCS processes fork and exit, each with
@@ -56,6 +56,7 @@ static struct {
 static int nr_starts;
 
 static struct kstat children; /* reaped children, from rusage */
+static long reaped;
 
 static void die(const char *what)
 {
@@ -222,7 +223,7 @@ static void report(void)
 		kstat_print(de->d_name, &k, 0);
 	}
 	closedir(d);
-	printf("},");
+	printf("},\"reaped\":%ld,", reaped);
 	kstat_print("children", &children, 0);
 	printf("}\n");
 	fflush(stdout);
@@ -235,6 +236,7 @@ static void reap(pid_t pid)
 
 	if (wait4(pid, &status, 0, &ru) < 0)
 		die("wait4");
+	reaped++;
 	children.exec_ns += (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000000ULL +
 			    (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1000ULL;
 	children.nvcsw += ru.ru_nvcsw;
@@ -349,7 +351,7 @@ static void *sleeper(void *arg)
 	struct timespec nap = { 0, 5000000 };
 
 	while (now_ns() < end) {
-		spin_ns(50000);
+		spin_ns(500000);
 		nanosleep(&nap, NULL);
 	}
 	park();

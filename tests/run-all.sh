@@ -1,8 +1,23 @@
 #!/bin/sh
-# Build cgstat and run every test: unit tests (no root needed) and the integration tests
-# (root: they load BPF and make scratch cgroups). Run from the repository's root.
+# Build cgstat and run every test, as CI does: the unit tests (no root needed) and the
+# integration tests (root: they load BPF and make scratch cgroups), once on the normal build
+# and once with the user code under AddressSanitizer and UndefinedBehaviorSanitizer. Run from
+# the repository's root.
 set -eu
-build=${BUILD_DIR:-build}
-cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo
-cmake --build "$build" -j"$(nproc)"
-ctest --test-dir "$build" --output-on-failure
+jobs=$(nproc)
+
+build() {
+	dir=$1
+	shift
+	cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@"
+	cmake --build "$dir" -j"$jobs"
+}
+
+build build
+ctest --test-dir build --output-on-failure
+
+# halt_on_error: a sanitizer report fails the test that triggered it
+export ASAN_OPTIONS=halt_on_error=1:detect_leaks=1:abort_on_error=0
+export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
+build build-sanitize -DCGSTAT_SANITIZE=ON
+ctest --test-dir build-sanitize --output-on-failure

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -22,6 +23,7 @@
 #include "opts.h"
 #include "out_files.h"
 #include "perf_counters.h"
+#include "privileges.h"
 #include "stream.h"
 #include "summary.h"
 
@@ -143,6 +145,17 @@ static int check_can_run(void)
 	return 0;
 }
 
+/*
+ * The summary is created in the output folder at exit: without CAP_DAC_OVERRIDE root can do
+ * that only in a folder it owns.
+ */
+static bool owned_by_root(const char *dir)
+{
+	struct stat st;
+
+	return !stat(dir, &st) && st.st_uid == 0;
+}
+
 /* Sleep until the monotonic deadline; false when a signal came first. */
 static bool sleep_until(uint64_t deadline_ns)
 {
@@ -227,6 +240,7 @@ struct run {
 	const struct event_list *events;
 	struct host_sampler *host;
 	bool multiplex_said;
+	bool drops_said;
 	struct out_files *files;
 	struct summary *summary;
 	struct cgroup_names *names;
@@ -258,6 +272,14 @@ static int run_interval(struct run *r, uint64_t interval_ns)
 			"cgstat: the PMU multiplexed some counters (more events than "
 			"hardware counters); their counts are scaled by enabled/running time\n");
 		r->multiplex_said = true;
+	}
+	if (iv.dropped_events && !r->drops_said) {
+		fprintf(stderr,
+			"cgstat: droppedEvents: %llu tasks could not be attributed, a BPF "
+			"map is full (more cgroups than --max-cgroups=%u, or no memory for "
+			"task storage); counted in droppedEvents from now on\n",
+			(unsigned long long)iv.dropped_events, r->opts->max_cgroups);
+		r->drops_said = true;
 	}
 	err = host_sampler__sample(r->host, clock_ns(CLOCK_MONOTONIC), &iv.host);
 	if (err && r->opts->verbose)
@@ -440,6 +462,11 @@ int main(int argc, char **argv)
 			     events.drain, events.nr, slot_label, &labels);
 	if (!r.drain)
 		goto out;
+	err = privileges_drop(opts.output_dir && !owned_by_root(opts.output_dir));
+	if (err) {
+		fprintf(stderr, "cgstat: cannot drop privileges: %s\n", strerror(-err));
+		goto out;
+	}
 	if (opts.verbose)
 		fprintf(stderr, "cgstat: attached, watching %s\n",
 			watched.nr ? "the given cgroups" : "every cgroup");

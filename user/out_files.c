@@ -49,33 +49,93 @@ static const struct figure_file sched_file = {
 	ARRAY_SIZE(sched_figures),
 };
 
+/*
+ * A CSV file written a whole interval at a time: its rows are formatted in memory and go to
+ * the file in one write at the interval's end. A write that fails or falls short (a full disk)
+ * is cut back to the last whole interval, so that the file only ever holds whole lines, and
+ * SIGKILL between two intervals leaves nothing half written.
+ */
+struct row_file {
+	int fd;	    /* -1: not open */
+	off_t size; /* what the file holds: whole lines only */
+	FILE *rows; /* the rows not yet written */
+	char *buf;
+	size_t len;
+};
+
 struct out_files {
 	int dirfd;
-	FILE *container;
-	FILE *sched;
-	FILE *perf; /* NULL when the run counts no events */
-	FILE *host; /* NULL until the first valid host sample */
+	struct row_file container;
+	struct row_file sched;
+	struct row_file perf; /* not open when the run counts no events */
+	struct row_file host; /* not open until the first valid host sample */
 	bool perf_decided;
 	/* host-io.csv's columns after epochMs, as its header names them */
 	char (*host_columns)[CG_HOST_COLUMN_NAME_MAX];
 	int nr_host_columns;
 };
 
-static FILE *create_file(int dirfd, const char *name)
+static int pwrite_all(int fd, const char *buf, size_t len, off_t off)
 {
-	FILE *f;
-	int fd, err;
+	ssize_t n;
 
-	fd = openat(dirfd, name, CREATE_FLAGS, 0644);
-	if (fd < 0)
-		return NULL;
-	f = fdopen(fd, "w");
-	if (!f) {
-		err = errno;
-		close(fd);
-		errno = err;
+	while (len) {
+		n = pwrite(fd, buf, len, off);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		buf += n;
+		len -= n;
+		off += n;
 	}
-	return f;
+	return 0;
+}
+
+static int row_file_open(struct row_file *rf, int dirfd, const char *name)
+{
+	rf->fd = openat(dirfd, name, CREATE_FLAGS, 0644);
+	if (rf->fd < 0)
+		return -errno;
+	rf->rows = open_memstream(&rf->buf, &rf->len);
+	return rf->rows ? 0 : -errno;
+}
+
+static bool row_file_is_open(const struct row_file *rf)
+{
+	return rf->fd >= 0;
+}
+
+/* Write the rows formatted since the last commit, whole or not at all. */
+static int row_file_commit(struct row_file *rf)
+{
+	int err;
+
+	err = stdio_flush(rf->rows);
+	if (!err)
+		err = pwrite_all(rf->fd, rf->buf, rf->len, rf->size);
+	if (!err)
+		rf->size += rf->len;
+	else if (ftruncate(rf->fd, rf->size))
+		err = -errno;
+	fclose(rf->rows);
+	free(rf->buf);
+	rf->buf = NULL;
+	rf->len = 0;
+	rf->rows = open_memstream(&rf->buf, &rf->len);
+	if (!rf->rows && !err)
+		err = -errno;
+	return err;
+}
+
+static void row_file_close(struct row_file *rf)
+{
+	if (rf->rows)
+		fclose(rf->rows);
+	free(rf->buf);
+	if (rf->fd >= 0)
+		close(rf->fd);
 }
 
 static int leading_header(FILE *f)
@@ -172,13 +232,12 @@ static int open_host(struct out_files *o, const struct cg_host *h)
 		return -ENOMEM;
 	for (i = 0; i < n; i++)
 		host_column(h, i, columns[i]);
-	f = create_file(o->dirfd, "host-io.csv");
-	if (!f) {
-		err = -errno;
+	err = row_file_open(&o->host, o->dirfd, "host-io.csv");
+	if (err) {
 		free(columns);
 		return err;
 	}
-	o->host = f;
+	f = o->host.rows;
 	o->host_columns = columns;
 	o->nr_host_columns = n;
 
@@ -197,17 +256,19 @@ static int host_row(struct out_files *o, const struct cg_interval *iv)
 	int i, n = host_nr_columns(&iv->host), err;
 	double value;
 
-	err = csv_u64(o->host, iv->epoch_ms);
+	FILE *f = o->host.rows;
+
+	err = csv_u64(f, iv->epoch_ms);
 	for (i = 0; i < o->nr_host_columns && !err; i++) {
-		err = csv_sep(o->host);
+		err = csv_sep(f);
 		if (err || i >= n)
 			continue;
 		/* The sampler keeps its disks; should one ever differ, its column stays empty. */
 		value = host_column(&iv->host, i, name);
 		if (!strcmp(name, o->host_columns[i]))
-			err = csv_number(o->host, true, value, CG_UNIT_COARSE);
+			err = csv_number(f, true, value, CG_UNIT_COARSE);
 	}
-	return err ?: csv_end_row(o->host);
+	return err ?: csv_end_row(f);
 }
 
 struct out_files *out_files__open(const char *dir)
@@ -220,28 +281,23 @@ struct out_files *out_files__open(const char *dir)
 	o = calloc(1, sizeof(*o));
 	if (!o)
 		return NULL;
+	o->container.fd = o->sched.fd = o->perf.fd = o->host.fd = -1;
 	o->dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (o->dirfd < 0) {
 		err = -errno;
 		goto err_out;
 	}
-	o->container = create_file(o->dirfd, container_file.name);
-	if (!o->container) {
-		err = -errno;
-		goto err_out;
-	}
-	o->sched = create_file(o->dirfd, sched_file.name);
-	if (!o->sched) {
-		err = -errno;
-		goto err_out;
-	}
-	err = figure_header(o->container, &container_file);
+	err = row_file_open(&o->container, o->dirfd, container_file.name);
 	if (!err)
-		err = figure_header(o->sched, &sched_file);
+		err = row_file_open(&o->sched, o->dirfd, sched_file.name);
 	if (!err)
-		err = stdio_flush(o->container);
+		err = figure_header(o->container.rows, &container_file);
 	if (!err)
-		err = stdio_flush(o->sched);
+		err = figure_header(o->sched.rows, &sched_file);
+	if (!err)
+		err = row_file_commit(&o->container);
+	if (!err)
+		err = row_file_commit(&o->sched);
 	if (!err)
 		return o;
 err_out:
@@ -250,17 +306,17 @@ err_out:
 	return NULL;
 }
 
-static int flush_all(struct out_files *o)
+static int commit_all(struct out_files *o)
 {
-	FILE *files[] = { o->container, o->sched, o->perf, o->host };
+	struct row_file *files[] = { &o->container, &o->sched, &o->perf, &o->host };
 	size_t i;
 	int err = 0, ret;
 
-	/* Every file gets its flush even after one failed, so the others stay current. */
+	/* Every file gets its write even after one failed, so the others stay current. */
 	for (i = 0; i < ARRAY_SIZE(files); i++) {
-		if (!files[i])
+		if (!row_file_is_open(files[i]))
 			continue;
-		ret = stdio_flush(files[i]);
+		ret = row_file_commit(files[i]);
 		if (!err)
 			err = ret;
 	}
@@ -273,43 +329,27 @@ int out_files__write(struct out_files *o, const struct cg_interval *iv)
 	int i, err = 0;
 
 	if (!o->perf_decided && iv->nr_events > 0) {
-		o->perf = create_file(o->dirfd, "perf-stat.csv");
-		if (!o->perf)
-			return -errno;
-		err = perf_header(o->perf, iv);
+		err = row_file_open(&o->perf, o->dirfd, "perf-stat.csv");
+		if (!err)
+			err = perf_header(o->perf.rows, iv);
+		if (err)
+			return err;
 	}
 	o->perf_decided = true;
-	if (!err && !o->host && iv->host.valid)
+	if (!row_file_is_open(&o->host) && iv->host.valid)
 		err = open_host(o, &iv->host);
 
 	for (i = 0; i < iv->nr_records && !err; i++) {
 		r = &iv->records[i];
-		err = figure_row(o->container, &container_file, iv, r);
+		err = figure_row(o->container.rows, &container_file, iv, r);
 		if (!err)
-			err = figure_row(o->sched, &sched_file, iv, r);
-		if (!err && o->perf)
-			err = perf_row(o->perf, iv, r);
+			err = figure_row(o->sched.rows, &sched_file, iv, r);
+		if (!err && row_file_is_open(&o->perf))
+			err = perf_row(o->perf.rows, iv, r);
 	}
-	if (!err && o->host && iv->host.valid)
+	if (!err && row_file_is_open(&o->host) && iv->host.valid)
 		err = host_row(o, iv);
-	return err ?: flush_all(o);
-}
-
-static int write_all(int fd, const char *buf, size_t len)
-{
-	ssize_t n;
-
-	while (len) {
-		n = write(fd, buf, len);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		buf += n;
-		len -= n;
-	}
-	return 0;
+	return err ?: commit_all(o);
 }
 
 int out_files__write_summary(struct out_files *o, const char *json_text)
@@ -325,9 +365,9 @@ int out_files__write_summary(struct out_files *o, const char *json_text)
 	fd = openat(o->dirfd, SUMMARY_TEMP, CREATE_FLAGS | O_EXCL, 0644);
 	if (fd < 0)
 		return -errno;
-	err = write_all(fd, json_text, strlen(json_text));
+	err = pwrite_all(fd, json_text, strlen(json_text), 0);
 	if (!err)
-		err = write_all(fd, "\n", 1);
+		err = pwrite_all(fd, "\n", 1, strlen(json_text));
 	/* Flushed before the rename, so that a crash leaves the old file or the whole new one. */
 	if (!err && fsync(fd))
 		err = -errno;
@@ -344,14 +384,10 @@ void out_files__close(struct out_files *o)
 {
 	if (!o)
 		return;
-	if (o->container)
-		fclose(o->container);
-	if (o->sched)
-		fclose(o->sched);
-	if (o->perf)
-		fclose(o->perf);
-	if (o->host)
-		fclose(o->host);
+	row_file_close(&o->container);
+	row_file_close(&o->sched);
+	row_file_close(&o->perf);
+	row_file_close(&o->host);
 	if (o->dirfd >= 0)
 		close(o->dirfd);
 	free(o->host_columns);

@@ -1,0 +1,18 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * Least privilege: once the programs are attached and the counters open, the drain needs only
+ * the bpf() syscall. No libbpf here.
+ */
+#ifndef CGSTAT_PRIVILEGES_H
+#define CGSTAT_PRIVILEGES_H
+
+#include <stdbool.h>
+
+/*
+ * Keep CAP_BPF alone (and CAP_DAC_OVERRIDE when keep_dac_override: an output folder root does
+ * not own), in the effective, permitted and bounding sets, with no inheritable or ambient
+ * capabilities and no_new_privs set. 0 or -errno.
+ */
+int privileges_drop(bool keep_dac_override);
+
+#endif /* CGSTAT_PRIVILEGES_H */

@@ -10,6 +10,7 @@
 #include <linux/perf_event.h>
 
 #include "events.h"
+#include "message.h"
 
 /*
  * PERF_COUNT_SW_CGROUP_SWITCHES came with Linux 5.13; older uapi headers lack it, and an enum
@@ -222,7 +223,7 @@ static void set_error(char *err, size_t errlen, const char *fmt, ...)
 int events_parse(const char *list, struct cg_event *ev, int max, int *nr, char *err, size_t errlen)
 {
 	const char *p = list, *start, *end;
-	char item[sizeof(ev->name)];
+	char item[sizeof(ev->name)], quoted[4 * sizeof(ev->name) + 3];
 	int n = 0, i, len, ret = -EINVAL;
 
 	while (isspace((unsigned char)*p))
@@ -244,26 +245,29 @@ int events_parse(const char *list, struct cg_event *ev, int max, int *nr, char *
 			goto out;
 		}
 		if ((size_t)len >= sizeof(item)) {
-			set_error(err, errlen, "unknown event '%.*s'", len, start);
+			message_quote_buf(quoted, sizeof(quoted), start, len);
+			set_error(err, errlen, "unknown event %s", quoted);
 			goto out;
 		}
 		memcpy(item, start, len);
 		item[len] = '\0';
+		/* an item may hold any byte: quoted, it cannot split the one line of a message */
+		message_quote_buf(quoted, sizeof(quoted), item, len);
 		if (n == max) {
-			set_error(err, errlen, "too many events at '%s': at most %d", item, max);
+			set_error(err, errlen, "too many events at %s: at most %d", quoted, max);
 			goto out;
 		}
 		if (find_named(item, &ev[n]) || find_hw_cache(item, &ev[n])) {
 			name_column(&ev[n]);
 		} else if (!parse_raw(item, &ev[n])) {
-			set_error(err, errlen, "unknown event '%s'%s", item,
+			set_error(err, errlen, "unknown event %s%s", quoted,
 				  item[0] == 'r' ? " (a raw event is r and 1 to 16 hex digits)"
 						 : "");
 			goto out;
 		}
 		for (i = 0; i < n; i++) {
 			if (ev[i].type == ev[n].type && ev[i].config == ev[n].config) {
-				set_error(err, errlen, "event '%s' repeats '%s'", item, ev[i].name);
+				set_error(err, errlen, "event %s repeats '%s'", quoted, ev[i].name);
 				goto out;
 			}
 		}

@@ -1,0 +1,430 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * A cgroup label is whatever bytes a directory name holds. Every writer must carry it through
+ * unchanged or, for JSON, sanitized to UTF-8 and nothing else:
+ *  - csv_field(), alone and inside a row, read back by an RFC 4180 reader written here;
+ *  - utf8_sanitize(), checked byte by byte against a UTF-8 decoder written here;
+ *  - cJSON text holding the sanitized label as key and value, parsed back;
+ *  - cgroup_label() for paths below, at and beside a mount;
+ *  - stream__write() as CSV (the label field reads back), JSON lines (one line, valid UTF-8,
+ *    the sanitized key) and the table (no control bytes reach the terminal, rows stay rows).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdbool.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "cgroup.h"
+#include "csv.h"
+#include "fuzz.h"
+#include "json_util.h"
+#include "stream.h"
+
+#define MAX_FIELDS 64
+
+/* ---- RFC 4180 ---- */
+
+/*
+ * One record of buf starting at *pos, ended by '\n' or the end of buf: the fields, malloc'd,
+ * into fields[]. The number of fields, or -1 when the text breaks RFC 4180: a quote inside an
+ * unquoted field, a bare CR, text after a closing quote, an unterminated quoted field.
+ */
+static int read_record(const char *buf, size_t len, size_t *pos, char **fields, int max)
+{
+	size_t p = *pos;
+	int n = 0;
+
+	for (;;) {
+		char *f;
+		size_t flen = 0;
+
+		if (n == max)
+			goto fail;
+		f = malloc(len - p + 1);
+		CHECK(f);
+		fields[n++] = f;
+		if (p < len && buf[p] == '"') {
+			for (p++;; p++) {
+				if (p == len)
+					goto fail;
+				if (buf[p] == '"') {
+					if (p + 1 < len && buf[p + 1] == '"') {
+						f[flen++] = '"';
+						p++;
+						continue;
+					}
+					p++;
+					break;
+				}
+				f[flen++] = buf[p];
+			}
+			if (p < len && buf[p] != ',' && buf[p] != '\n')
+				goto fail;
+		} else {
+			for (; p < len && buf[p] != ',' && buf[p] != '\n'; p++) {
+				if (buf[p] == '"' || buf[p] == '\r')
+					goto fail;
+				f[flen++] = buf[p];
+			}
+		}
+		f[flen] = '\0';
+		if (p == len)
+			break;
+		if (buf[p++] == '\n')
+			break;
+	}
+	*pos = p;
+	return n;
+fail:
+	while (n)
+		free(fields[--n]);
+	return -1;
+}
+
+static void free_fields(char **fields, int n)
+{
+	while (n)
+		free(fields[--n]);
+}
+
+/* ---- UTF-8, by decoding: RFC 3629 section 3 ---- */
+
+/* The length of the well-formed sequence at s[0..n), or 0. */
+static size_t utf8_valid_len(const unsigned char *s, size_t n)
+{
+	uint32_t cp, min;
+	size_t len;
+
+	if (s[0] < 0x80)
+		return 1;
+	if ((s[0] & 0xe0) == 0xc0) {
+		len = 2, cp = s[0] & 0x1f, min = 0x80;
+	} else if ((s[0] & 0xf0) == 0xe0) {
+		len = 3, cp = s[0] & 0x0f, min = 0x800;
+	} else if ((s[0] & 0xf8) == 0xf0) {
+		len = 4, cp = s[0] & 0x07, min = 0x10000;
+	} else {
+		return 0;
+	}
+	if (n < len)
+		return 0;
+	for (size_t i = 1; i < len; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		cp = cp << 6 | (s[i] & 0x3f);
+	}
+	if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+		return 0;
+	return len;
+}
+
+static bool utf8_valid(const char *s, size_t n)
+{
+	const unsigned char *u = (const unsigned char *)s;
+
+	for (size_t i = 0, len; i < n; i += len) {
+		len = utf8_valid_len(u + i, n - i);
+		if (!len)
+			return false;
+	}
+	return true;
+}
+
+/* Valid sequences copied, every other byte one U+FFFD, as json_util.h describes. */
+static void check_sanitized(const char *label, size_t n, const char *out)
+{
+	const unsigned char *in = (const unsigned char *)label;
+	size_t i = 0, o = 0, len;
+
+	while (i < n) {
+		len = utf8_valid_len(in + i, n - i);
+		if (len) {
+			CHECK(!memcmp(out + o, in + i, len));
+			i += len, o += len;
+		} else {
+			CHECK(!memcmp(out + o, "\xef\xbf\xbd", 3));
+			i++, o += 3;
+		}
+	}
+	CHECK(out[o] == '\0');
+}
+
+/* ---- the checks ---- */
+
+static char *render_field(const char *label, size_t *len)
+{
+	char *text = NULL;
+	FILE *f = open_memstream(&text, len);
+
+	CHECK(f);
+	CHECK(csv_field(f, label) == 0);
+	CHECK(fclose(f) == 0);
+	return text;
+}
+
+static void check_csv(const char *label, size_t n)
+{
+	char *fields[MAX_FIELDS], *text = NULL;
+	bool plain = n && label[0] != ' ' && label[n - 1] != ' ' && !strpbrk(label, ",\"\r\n");
+	size_t len, pos = 0;
+	FILE *f;
+
+	/* Alone: as is when csv.h says so, otherwise quoted; either way it reads back. */
+	if (!n)
+		plain = true;
+	text = render_field(label, &len);
+	if (plain)
+		CHECK(len == n && !memcmp(text, label, n));
+	else
+		CHECK(len >= n + 2 && text[0] == '"' && text[len - 1] == '"');
+	CHECK(read_record(text, len, &pos, fields, 1) == 1 && pos == len);
+	CHECK(!strcmp(fields[0], label));
+	free_fields(fields, 1);
+	free(text);
+
+	/* In a row beside itself and other fields, so that no quote or comma leaks across. */
+	f = open_memstream(&text, &len);
+	CHECK(f);
+	CHECK(csv_field(f, "a") == 0 && csv_sep(f) == 0 && csv_field(f, label) == 0 &&
+	      csv_sep(f) == 0 && csv_field(f, label) == 0 && csv_sep(f) == 0 &&
+	      csv_u64(f, 42) == 0 && csv_end_row(f) == 0);
+	CHECK(fclose(f) == 0);
+	pos = 0;
+	CHECK(read_record(text, len, &pos, fields, MAX_FIELDS) == 4 && pos == len);
+	CHECK(!strcmp(fields[0], "a") && !strcmp(fields[1], label) && !strcmp(fields[2], label) &&
+	      !strcmp(fields[3], "42"));
+	free_fields(fields, 4);
+	free(text);
+}
+
+static char *check_utf8(const char *label, size_t n)
+{
+	char *clean = utf8_sanitize(label), *again;
+
+	CHECK(clean);
+	check_sanitized(label, n, clean);
+	CHECK(utf8_valid(clean, strlen(clean)));
+	if (utf8_valid(label, n))
+		CHECK(!strcmp(clean, label));
+	again = utf8_sanitize(clean);
+	CHECK(again && !strcmp(again, clean));
+	free(again);
+	return clean;
+}
+
+/* {"label": clean, clean: {}} printed by cJSON and parsed back. */
+static void check_json(const char *label, const char *clean)
+{
+	cJSON *root = cJSON_CreateObject(), *parsed, *item;
+	char *text;
+
+	CHECK(root);
+	CHECK(cJSON_AddStringToObject(root, "label", clean));
+	CHECK(json_add_object(root, label));
+	text = cJSON_PrintUnformatted(root);
+	CHECK(text);
+	CHECK(utf8_valid(text, strlen(text)));
+	parsed = cJSON_Parse(text);
+	CHECK(parsed);
+	item = cJSON_GetObjectItemCaseSensitive(parsed, "label");
+	CHECK(cJSON_IsString(item) && !strcmp(item->valuestring, clean));
+	CHECK(cJSON_GetArraySize(parsed) == 2);
+	item = parsed->child->next;
+	CHECK(cJSON_IsObject(item) && !strcmp(item->string, clean));
+	cJSON_Delete(parsed);
+	cJSON_Delete(root);
+	free(text);
+}
+
+static void check_cgroup_label(const char *label, size_t n)
+{
+	static const char *const mounts[] = { "/sys/fs/cgroup/unified", "/sys/fs/cgroup/unified/",
+					      "/" };
+	static struct cgroup_mount m;
+	char *path = malloc(sizeof(m.path) + n + 2), *want = malloc(n + 2);
+	const char *got;
+
+	CHECK(path && want);
+	want[0] = '/';
+	memcpy(want + 1, label, n + 1);
+	for (size_t i = 0; i < sizeof(mounts) / sizeof(mounts[0]); i++) {
+		size_t mlen = strlen(mounts[i]);
+
+		strcpy(m.path, mounts[i]);
+		strcpy(m.root, "/");
+		while (mlen > 1 && mounts[i][mlen - 1] == '/')
+			mlen--;
+		if (mlen == 1)
+			mlen = 0; /* the root mount: a cgroup's path is "/" + label */
+
+		/* The mount itself. */
+		if (mlen) {
+			memcpy(path, mounts[i], mlen);
+			path[mlen] = '\0';
+		} else {
+			strcpy(path, "/");
+		}
+		CHECK(!strcmp(cgroup_label(&m, path), "/"));
+
+		/* Below it: the label is the rest, with its leading slash. */
+		memcpy(path, mounts[i], mlen);
+		path[mlen] = '/';
+		memcpy(path + mlen + 1, label, n + 1);
+		CHECK(!strcmp(cgroup_label(&m, path), want));
+
+		/* Beside it ("/sys/fs/cgroup/unifiedX"): not below, so not cut as if it were. */
+		if (mlen && n && label[0] != '/') {
+			memcpy(path, mounts[i], mlen);
+			memcpy(path + mlen, label, n + 1);
+			got = cgroup_label(&m, path);
+			CHECK(strcmp(got, label) && strcmp(got, want));
+		}
+	}
+	free(path);
+	free(want);
+}
+
+static char *render_stream(const struct cg_interval *iv, enum cg_format fmt, size_t *len)
+{
+	char *text = NULL;
+	FILE *f = open_memstream(&text, len);
+
+	CHECK(f);
+	CHECK(stream__write(f, fmt, iv, true) == 0);
+	CHECK(fclose(f) == 0);
+	return text;
+}
+
+static void check_stream_csv(const struct cg_interval *iv, const char *label)
+{
+	char *header[MAX_FIELDS], *row[MAX_FIELDS];
+	size_t len, pos = 0;
+	char *text = render_stream(iv, CG_FORMAT_CSV, &len);
+	int nr_header = read_record(text, len, &pos, header, MAX_FIELDS);
+	int nr_row = read_record(text, len, &pos, row, MAX_FIELDS);
+
+	CHECK(nr_header > 3 && nr_row == nr_header && pos == len);
+	CHECK(!strcmp(header[2], "container") && !strcmp(row[2], label));
+	free_fields(header, nr_header);
+	free_fields(row, nr_row);
+	free(text);
+}
+
+static void check_stream_json(const struct cg_interval *iv, const char *clean, const char *disk)
+{
+	size_t len;
+	char *text = render_stream(iv, CG_FORMAT_JSON, &len), *clean_disk;
+	cJSON *root, *containers, *disks;
+
+	/* JSON lines: a label's newline must not end the line early. */
+	CHECK(len > 0 && strchr(text, '\n') == text + len - 1);
+	CHECK(utf8_valid(text, len));
+	root = cJSON_Parse(text);
+	CHECK(root);
+	containers = cJSON_GetObjectItemCaseSensitive(root, "containers");
+	CHECK(cJSON_IsObject(containers) && cJSON_GetArraySize(containers) == 1);
+	CHECK(!strcmp(containers->child->string, clean));
+	disks = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(root, "host"),
+						 "disks");
+	CHECK(cJSON_IsObject(disks) && cJSON_GetArraySize(disks) == 1);
+	clean_disk = utf8_sanitize(disk);
+	CHECK(clean_disk && !strcmp(disks->child->string, clean_disk));
+	free(clean_disk);
+	cJSON_Delete(root);
+	free(text);
+}
+
+/* Whether row[0..32) shows label[0..k) (control bytes as '?') padded with spaces. */
+static bool table_shows(const char *row, const char *label, size_t k)
+{
+	for (size_t i = 0; i < 32; i++) {
+		unsigned char c = i < k ? (unsigned char)label[i] : ' ';
+		char want = c < 0x20 || c == 0x7f ? '?' : (char)c;
+
+		if (row[i] != want)
+			return false;
+	}
+	return true;
+}
+
+static void check_stream_table(const struct cg_interval *iv, const char *label, size_t n)
+{
+	size_t len, lines = 0;
+	char *text = render_stream(iv, CG_FORMAT_TABLE, &len), *row;
+	bool shown = false;
+
+	/* Nothing that a terminal would take as a control: an escape could rewrite the screen. */
+	for (size_t i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)text[i];
+
+		CHECK(c == '\n' || (c >= 0x20 && c != 0x7f));
+		lines += c == '\n';
+	}
+	/* The time line, the column titles, one row: a label cannot add a line. */
+	CHECK(lines == 3 && text[len - 1] == '\n');
+	row = strchr(strchr(text, '\n') + 1, '\n') + 1;
+	CHECK(strlen(row) > 33 && row[32] == ' ');
+	if (n <= 32) {
+		shown = table_shows(row, label, n);
+	} else if (utf8_valid(label, n)) {
+		/* Cut to 32 bytes, back to the start of a sequence that would be cut in two. */
+		size_t k = 32;
+
+		while (!utf8_valid(label, k))
+			k--;
+		shown = k >= 29 && table_shows(row, label, k);
+	} else {
+		for (size_t k = 0; k <= 32 && !shown; k++)
+			shown = table_shows(row, label, k);
+	}
+	CHECK(shown);
+	free(text);
+}
+
+static void check_stream(const char *label, size_t n, const char *clean)
+{
+	static const char *const events[] = { "cycles", "instructions" };
+	struct cg_host_disk disk = { .read_mbps = 1.5, .write_mbps = 2, .busy_percent = 10 };
+	struct cg_record record = {
+		.name = label,
+		.tasks = 3,
+		.time_ns = { 500000000, 100000000, 300000000, 100000000 },
+		.nvcsw = 10,
+		.counter = { 2000000, 3000000 },
+		.counter_valid = { true, true },
+	};
+	struct cg_interval iv = {
+		.epoch_ms = 1700000000123ULL,
+		.interval_ns = 1000000000,
+		.nr_events = 2,
+		.event_columns = events,
+		.host = { true, 25, 5, 1, &disk },
+		.nr_records = 1,
+		.records = &record,
+	};
+
+	/* A disk's name is outside input too, cut to fit as host.c cuts it. */
+	snprintf(disk.name, sizeof(disk.name), "%s", label);
+	check_stream_csv(&iv, label);
+	check_stream_json(&iv, clean, disk.name);
+	check_stream_table(&iv, label, n);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	/* Labels are C strings: a directory name cannot hold a NUL. */
+	char *label = fuzz_strdup(data, strnlen((const char *)data, size));
+	size_t n = strlen(label);
+	char *clean;
+
+	check_csv(label, n);
+	clean = check_utf8(label, n);
+	check_json(label, clean);
+	check_cgroup_label(label, n);
+	check_stream(label, n, clean);
+	free(clean);
+	free(label);
+	return 0;
+}

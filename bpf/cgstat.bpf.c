@@ -198,8 +198,22 @@ static __always_inline void counters_charge(const struct task_state *ts)
 	}
 }
 
+/* One slot on this CPU: a task leaves state from and enters state to at now (CG_NR_STATES: none).
+ */
+static __always_inline void live_move(struct cg_slot_live *live, __u32 from, __u32 to, __u64 now)
+{
+	if (from < CG_NR_STATES) {
+		live->base[from] += now;
+		live->count[from]--;
+	}
+	if (to < CG_NR_STATES) {
+		live->base[to] -= now;
+		live->count[to]++;
+	}
+}
+
 /*
- * Move count tasks out of state from and into state to at now, in every slot of ts. from or
+ * Move a task out of state from and into state to at now, in every slot of ts. from or
  * to may be CG_NR_STATES for "none". atomic is for callers that can be preempted mid-update
  * (the iterator); the scheduler tracepoints run with interrupts off and need no atomics.
  */
@@ -228,14 +242,7 @@ static __always_inline void slots_move(struct task_state *ts, __u32 from, __u32 
 			continue;
 		}
 		live->seq++;
-		if (from < CG_NR_STATES) {
-			live->base[from] += now;
-			live->count[from]--;
-		}
-		if (to < CG_NR_STATES) {
-			live->base[to] -= now;
-			live->count[to]++;
-		}
+		live_move(live, from, to, now);
 	}
 }
 
@@ -402,14 +409,7 @@ static __always_inline struct task_state *switch_out(struct task_struct *prev, b
 		live = bpf_map_lookup_elem(&slot_live, &ts->slot[i]);
 		if (!live)
 			continue;
-		if (from < CG_NR_STATES) {
-			live->base[from] += now;
-			live->count[from]--;
-		}
-		if (next < CG_NR_STATES) {
-			live->base[next] -= now;
-			live->count[next]++;
-		}
+		live_move(live, from, next, now);
 		if (voluntary)
 			live->nvcsw++;
 		else
@@ -445,10 +445,7 @@ static __always_inline struct task_state *switch_in(struct task_struct *next, __
 		live = bpf_map_lookup_elem(&slot_live, &ts->slot[i]);
 		if (!live)
 			continue;
-		live->base[from] += now;
-		live->count[from]--;
-		live->base[CG_ONCPU] -= now;
-		live->count[CG_ONCPU]++;
+		live_move(live, from, CG_ONCPU, now);
 		if (!waited)
 			continue;
 		live->runq_waits++;

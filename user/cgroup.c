@@ -449,6 +449,7 @@ struct cgroup_names {
 	struct name_slot *slots;
 	size_t nr_slots; /* a power of two */
 	size_t nr_used;
+	bool walked; /* the tree was walked since the last cgroup_names__new_interval() */
 };
 
 #define NAMES_INITIAL_SLOTS 256
@@ -489,10 +490,24 @@ static int grow(struct cgroup_names *names)
 }
 
 /* The stored label for id: the existing one, so that handed-out pointers stay valid. */
+/* "#1234": the label of an id no walk has found (yet); real labels start with '/'. */
+static bool is_fallback(const char *label)
+{
+	return label[0] == '#';
+}
+
 static const char *names_insert(struct cgroup_names *names, uint64_t id, const char *label)
 {
 	struct name_slot *slot = find_slot(names, id);
+	char *real;
 
+	if (slot->label && is_fallback(slot->label) && !is_fallback(label)) {
+		real = strdup(label);
+		if (!real)
+			return NULL;
+		free(slot->label);
+		slot->label = real;
+	}
 	if (slot->label)
 		return slot->label;
 	if ((names->nr_used + 1) * 2 > names->nr_slots) {
@@ -547,16 +562,31 @@ const char *cgroup_names__get(struct cgroup_names *names, uint64_t id)
 	struct name_slot *slot = find_slot(names, id);
 	char fallback[24];
 
-	if (slot->label)
+	if (slot->label && !(is_fallback(slot->label) && !names->walked))
 		return slot->label;
-	if (walk_tree(names->mount.path, record_name, names) == -ENOMEM) {
-		errno = ENOMEM;
-		return NULL;
+	/*
+	 * One walk records every cgroup there is; an id it did not find is a cgroup removed
+	 * already, and walking again for each of those would cost a walk per removed cgroup.
+	 */
+	if (!names->walked) {
+		names->walked = true;
+		if (walk_tree(names->mount.path, record_name, names) == -ENOMEM) {
+			errno = ENOMEM;
+			return NULL;
+		}
+		slot = find_slot(names, id);
+		if (slot->label)
+			return slot->label;
 	}
 	/* Inserting keeps what the walk recorded; the fallback is stored only when it found
 	 * nothing. */
 	snprintf(fallback, sizeof(fallback), "#%" PRIu64, id);
 	return names_insert(names, id, fallback);
+}
+
+void cgroup_names__new_interval(struct cgroup_names *names)
+{
+	names->walked = false;
 }
 
 /* Backward-shift deletion: no tombstones, so lookups never slow down with churn. */

@@ -44,13 +44,15 @@ int cgroup_id_of_path(const char *path, uint64_t *id);
 const char *cgroup_label(const struct cgroup_mount *m, const char *path);
 
 /*
- * Id-to-label cache for the all-cgroups mode. cgroup_names_get() walks the tree again only
- * when it meets an id it does not know; a cgroup removed before it was walked is labelled by
- * its id ("#1234").
+ * Id-to-label cache for the all-cgroups mode. cgroup_names__get() walks the tree again when it
+ * meets an id it does not know, at most once between two cgroup_names__new_interval() calls
+ * (the drain makes one per interval); a cgroup removed before it was walked is labelled by its
+ * id ("#1234").
  */
 struct cgroup_names;
 struct cgroup_names *cgroup_names__new(const struct cgroup_mount *m);
 const char *cgroup_names__get(struct cgroup_names *names, uint64_t id);
+void cgroup_names__new_interval(struct cgroup_names *names);
 void cgroup_names__forget(struct cgroup_names *names, uint64_t id);
 void cgroup_names__free(struct cgroup_names *names);
 

@@ -284,6 +284,8 @@ static int run_interval(struct run *r, uint64_t interval_ns)
 	err = host_sampler__sample(r->host, clock_ns(CLOCK_MONOTONIC), &iv.host);
 	if (err && r->opts->verbose)
 		fprintf(stderr, "cgstat: host sample: %s\n", strerror(-err));
+	if (r->names)
+		cgroup_names__new_interval(r->names);
 	err = drain__interval(r->drain, snap, nr_slots, r->names != NULL, &iv);
 	if (err) {
 		fprintf(stderr, "cgstat: drain failed: %s\n", strerror(-err));
@@ -373,8 +375,9 @@ static int run_loop(struct run *r)
 		if (stop_signal)
 			last = true;
 	}
-	if (write_summary(r, start_ms, clock_ns(CLOCK_REALTIME) / NSEC_PER_MSEC) && !err)
-		err = -EIO;
+	/* after a failed interval (a full disk) its error is the one line to say */
+	if (!err)
+		err = write_summary(r, start_ms, clock_ns(CLOCK_REALTIME) / NSEC_PER_MSEC);
 	return err;
 }
 

@@ -229,8 +229,13 @@ static void test_names(const struct cgroup_mount *m)
 	CHECK_STR(unknown, expected);
 	CHECK(cgroup_names__get(names, ino_of("outside/deep")) == unknown);
 
+	/* one walk an interval: a cgroup made after it is found in the next interval */
 	make_dir("mnt/new");
+	snprintf(expected, sizeof(expected), "#%" PRIu64, ino_of("mnt/new"));
+	CHECK_STR(cgroup_names__get(names, ino_of("mnt/new")), expected);
+	cgroup_names__new_interval(names);
 	CHECK_STR(cgroup_names__get(names, ino_of("mnt/new")), "/new");
+	cgroup_names__new_interval(names);
 
 	cgroup_names__forget(names, ino_of("mnt/a/b"));
 	CHECK_STR(cgroup_names__get(names, ino_of("mnt/a/b")), "/a/b");
@@ -243,6 +248,7 @@ static void test_names(const struct cgroup_mount *m)
 		make_dir(rel);
 		many[i] = ino_of(rel);
 	}
+	cgroup_names__new_interval(names);
 	CHECK_STR(cgroup_names__get(names, many[NR_MANY - 1]), "/many/d1999");
 	for (int i = 0; i < NR_MANY; i++) {
 		snprintf(expected, sizeof(expected), "/many/d%d", i);
@@ -269,6 +275,8 @@ static void test_names(const struct cgroup_mount *m)
 			all_right = false;
 	}
 	CHECK(all_right);
+	/* a forgotten id that still exists is found by the next interval's walk */
+	cgroup_names__new_interval(names);
 	CHECK_STR(cgroup_names__get(names, many[0]), "/many/d0");
 	cgroup_names__forget(names, 12345);
 	cgroup_names__free(names);

@@ -292,3 +292,65 @@ def cgroup_threads(cgroup):
 def v2_label(path):
     """The label cgstat gives a cgroup in the all-cgroups mode: its path under the v2 mount."""
     return "/" + os.path.relpath(path, v2_mount())
+
+
+def run_in_cgroup(cgroup, argv, stdout=subprocess.DEVNULL):
+    """Run argv to its end in cgroup. Returns the exit status; the rusage wait4 gave for it and
+    every descendant it waited for; and the child's own voluntary and involuntary switches as
+    it read them right after moving itself into cgroup, before the exec: the part of the
+    rusage that happened outside cgroup (writing cgroup.procs may sleep, and under load it
+    often does)."""
+    rfd, wfd = os.pipe()
+
+    def move():
+        with open(os.path.join(cgroup, "cgroup.procs"), "w") as f:
+            f.write("0")
+        with open("/proc/thread-self/status") as f:
+            status = dict(line.split(":", 1) for line in f if ":" in line)
+        os.write(wfd, ("%s %s" % (status["voluntary_ctxt_switches"].strip(),
+                                  status["nonvoluntary_ctxt_switches"].strip())).encode())
+
+    try:
+        proc = subprocess.Popen(list(argv), stdout=stdout, preexec_fn=move)
+    finally:
+        os.close(wfd)
+    with os.fdopen(rfd) as f:
+        before = tuple(int(x) for x in f.read().split())
+    _, status, usage = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)  # reaped here, not by Popen
+    return proc.returncode, usage, before
+
+
+def bpf_maps_of(pid):
+    """The BPF maps process pid holds, by name (as bpftool gives it: 15 characters at most):
+    the map ids from /proc/PID/fdinfo, so that another cgstat's maps are never taken."""
+    maps = {}
+    fd_dir = "/proc/%d/fd" % pid
+    for fd in os.listdir(fd_dir):
+        with contextlib.suppress(OSError):
+            if os.readlink(os.path.join(fd_dir, fd)) != "anon_inode:bpf-map":
+                continue
+            with open("/proc/%d/fdinfo/%s" % (pid, fd)) as f:
+                fields = dict(line.split(":", 1) for line in f if ":" in line)
+            map_id = int(fields["map_id"])
+            info = json.loads(subprocess.run(["bpftool", "-j", "map", "show", "id", str(map_id)],
+                                             stdout=subprocess.PIPE, check=True).stdout)
+            maps[info["name"]] = info
+    return maps
+
+
+def bpf_map_dump(map_id):
+    """A map's entries as bpftool formats them from BTF: [{"key": .., "value": ..}]."""
+    out = subprocess.run(["bpftool", "-j", "map", "dump", "id", str(map_id)],
+                         stdout=subprocess.PIPE, check=True).stdout
+    return [e["formatted"] for e in json.loads(out)]
+
+
+def cgroup_ids():
+    """The ids of every cgroup that exists now: a v2 cgroup's id is its directory's inode
+    number."""
+    ids = set()
+    for root, _, _ in os.walk(v2_mount()):
+        with contextlib.suppress(FileNotFoundError):
+            ids.add(os.stat(root).st_ino)
+    return ids

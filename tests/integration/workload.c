@@ -24,6 +24,11 @@
  *                                                 cgroups. Per round the parent touches one
  *                                                 fresh page, the child two.
  *                                                 The child's report comes first, its own line.
+ *   workload [--cgroup DIR] messaging GROUPS LOOPS
+ *                                                 perf bench sched messaging with threads that
+ *                                                 park: per group 20 senders and 20 receivers,
+ *                                                 each sender writes LOOPS 100-byte messages to
+ *                                                 every receiver of its group over its pipe
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -48,7 +53,7 @@ struct kstat {
 };
 
 /* When each thread started (the main thread: when it moved into the cgroup). */
-#define MAX_THREADS 256
+#define MAX_THREADS 1024
 static struct {
 	pid_t tid;
 	uint64_t start_ns;
@@ -443,6 +448,68 @@ static void *faulter(void *arg)
 	return arg;
 }
 
+/* messaging: the shape and sizes of perf bench sched messaging */
+#define MSG_FDS	 20
+#define MSG_SIZE 100
+
+static long msg_loops;
+static int (*msg_pipes)[2]; /* one per receiver: MSG_FDS per group */
+static int msg_next;
+
+static void msg_receive(int fd)
+{
+	char buf[MSG_SIZE];
+	long left = MSG_FDS * msg_loops * MSG_SIZE;
+	ssize_t n;
+
+	while (left > 0) {
+		n = read(fd, buf, left < MSG_SIZE ? left : MSG_SIZE);
+		if (n <= 0)
+			die("messaging read");
+		left -= n;
+	}
+}
+
+static void msg_send(int (*pipes)[2])
+{
+	char buf[MSG_SIZE] = { 0 };
+	long l;
+	int r;
+
+	/* A write of at most PIPE_BUF bytes is whole or blocks: no short writes. */
+	for (l = 0; l < msg_loops; l++)
+		for (r = 0; r < MSG_FDS; r++)
+			if (write(pipes[r][1], buf, MSG_SIZE) != MSG_SIZE)
+				die("messaging write");
+}
+
+static void *messenger(void *arg)
+{
+	int id = __sync_fetch_and_add(&msg_next, 1);
+	int group = id / (2 * MSG_FDS), k = id % (2 * MSG_FDS);
+
+	if (k < MSG_FDS)
+		msg_receive(msg_pipes[group * MSG_FDS + k][0]);
+	else
+		msg_send(&msg_pipes[group * MSG_FDS]);
+	park();
+	return arg;
+}
+
+static void messaging(long groups, long loops)
+{
+	long i;
+
+	msg_loops = loops;
+	msg_pipes = calloc(groups * MSG_FDS, sizeof(*msg_pipes));
+	if (!msg_pipes)
+		die("calloc");
+	for (i = 0; i < groups * MSG_FDS; i++)
+		if (pipe(msg_pipes[i]))
+			die("pipe");
+	run_threads(groups * 2 * MSG_FDS, messenger, NULL);
+}
+
 static void move_to_cgroup(const char *dir);
 
 /*
@@ -556,6 +623,8 @@ int main(int argc, char **argv)
 		churn_procs = atol(argv[i + 1]);
 		churn_threads = atol(argv[i + 2]);
 		run_threads(1, churner, NULL);
+	} else if (!strcmp(argv[i], "messaging") && argc - i == 3) {
+		messaging(atol(argv[i + 1]), atol(argv[i + 2]));
 	} else {
 		fprintf(stderr, "workload: unknown shape '%s'\n", argv[i]);
 		return 2;

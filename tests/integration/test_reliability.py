@@ -1,0 +1,352 @@
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+"""cgstat under load, churn, full maps and faults.
+
+Load: perf bench sched messaging (400 processes) in a watched cgroup against the rusage wait4
+gives for perf and every worker it waited for, and the workload's own messaging shape (400
+threads that park, so the kernel's per-thread figures are read before they exit): switches and
+migrations within 1 %, and no event dropped.
+
+Churn: 20,000 threads in 2,000 processes forking and exiting while 300 child cgroups are made,
+used by a short process each and removed. Afterwards the all-cgroups cgstat's BPF maps (the
+cgroup id -> slot hash and the slot table) hold no cgroup that no longer exists; its per-task
+state is BPF task storage, which the kernel frees with the task and bpftool cannot dump, so it
+is not checked here. The watched parent's switches match the kernel's, and its rows have no gap.
+
+Capacity: --max-cgroups 4 with ten busy cgroups: the tasks that found no slot are counted in
+droppedEvents (JSON stream and summary) and said once on stderr.
+
+Faults: a full filesystem ends the run with exit 1, one line naming ENOSPC and the files made of
+whole rows; SIGKILL mid-run leaves whole rows too."""
+
+import csv
+import io
+import json
+import os
+import re
+import signal
+import subprocess
+import tempfile
+import time
+
+import harness as h
+
+SWITCHES = 0.01
+CHURN_SWITCHES = 0.02
+
+CHURN_PROCS = 2000
+CHURN_THREADS = 10
+CHURN_CGROUPS = 300
+CHURN_INTERVAL = 0.25
+
+SOFTWARE_EVENTS = "task-clock,context-switches,cpu-migrations,page-faults"
+
+
+def check_no_drops(name, cgstat):
+    lines = h.read_json_lines(cgstat.stdout_path)
+    dropped = sorted({line.get("droppedEvents") for line in lines})
+    h.check(lines and dropped == [0], "%s: droppedEvents in the %d JSON lines: %s"
+            % (name, len(lines), dropped))
+    summary = cgstat.summary().get("droppedEvents")
+    h.check(summary == 0, "%s: droppedEvents in the summary: %s" % (name, summary))
+
+
+def perf_messaging(args):
+    """perf bench's processes end before the run does, so their ground truth is wait4's rusage,
+    which holds every worker perf waited for. It misses the last switch of a task reaped before
+    its final schedule(), hence one switch of tail per process perf says it ran, and perf."""
+    with h.scratch_cgroup("perfbench") as cg:
+        cgstat = h.Cgstat(args.cgstat, ["-f", "json", "-i", "0.5", "-c", "w=" + cg])
+        with tempfile.TemporaryFile() as out:
+            status, usage, before = h.run_in_cgroup(cg, ["perf", "bench", "sched",
+                                                         "messaging", "-g", "10", "-l", "200"],
+                                                    stdout=out)
+            out.seek(0)
+            text = out.read().decode(errors="replace")
+        h.settle()
+        code = cgstat.stop()
+    h.check(code == 0 and status == 0, "perf bench messaging: cgstat exit %d, perf exit %d"
+            % (code, status))
+    match = re.search(r"== (\d+) processes", text)
+    workers = int(match.group(1)) if match else 0
+    h.check(workers == 400, "perf bench messaging: perf ran %d processes (400)" % workers)
+    got = h.sched_totals(cgstat.rows("sched-stats.csv"), "w")
+    h.check_count("perf bench messaging: voluntary + involuntary switches vs rusage (less"
+                  " perf's %d before its move)" % sum(before),
+                  got["voluntarySwitches"] + got["involuntarySwitches"],
+                  usage.ru_nvcsw + usage.ru_nivcsw - sum(before), SWITCHES, workers + 1)
+    check_no_drops("perf bench messaging", cgstat)
+
+
+def thread_messaging(args):
+    """The same load as threads that park: the kernel's per-thread counts are exact, so
+    migrations can be checked too."""
+    with h.scratch_cgroup("messaging") as cg:
+        cgstat = h.Cgstat(args.cgstat, ["-f", "json", "-i", "0.5", "-c", "w=" + cg])
+        report = h.run_workload(args.workload, cg, "messaging", 10, 500)
+        h.settle()
+        code = cgstat.stop()
+    h.check(code == 0, "messaging threads: cgstat exit code %d" % code)
+    h.check(len(report["threads"]) == 401, "messaging threads: the workload reported %d threads"
+            " (400 and main)" % len(report["threads"]))
+    got, want = h.sched_totals(cgstat.rows("sched-stats.csv"), "w"), h.kernel_totals(report)
+    tail = h.exit_tail(report)
+    for column, key in (("voluntarySwitches", "nvcsw"), ("involuntarySwitches", "nivcsw"),
+                        ("migrations", "migrations")):
+        h.check_count("messaging threads: " + column, got[column], want[key], SWITCHES, tail)
+    check_no_drops("messaging threads", cgstat)
+
+
+def csv_epochs_after(path, after_ms):
+    """The distinct epochMillis later than after_ms in the last rows of a growing CSV file."""
+    with open(path, "rb") as f:
+        f.seek(0, os.SEEK_END)
+        f.seek(max(0, f.tell() - (256 << 10)))
+        lines = f.read().split(b"\n")[1:-1]
+    epochs = set()
+    for line in lines:
+        field = line.split(b",", 1)[0]
+        if field.isdigit() and int(field) > after_ms:
+            epochs.add(int(field))
+    return epochs
+
+
+def wait_intervals(cgstat, after_ms, n, timeout=20):
+    """Wait until cgstat has written n intervals that began after after_ms (by its files, not
+    by the clock, so that a slow interval cannot make the test look too early)."""
+    path = os.path.join(cgstat.out_dir, "sched-stats.csv")
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if len(csv_epochs_after(path, after_ms)) > n:
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def slot_map_cgroups(cgstat):
+    """The cgroup ids the all-cgroups cgstat's maps hold: the keys of cgroup_slots and the
+    non-zero cgid of slot_info's entries."""
+    maps = h.bpf_maps_of(cgstat.proc.pid)
+    keys = {e["key"] for e in h.bpf_map_dump(maps["cgroup_slots"]["id"])}
+    infos = {e["value"]["cgid"] for e in h.bpf_map_dump(maps["slot_info"]["id"])
+             if e["value"]["cgid"]}
+    return keys, infos
+
+
+def churn(args):
+    """Two cgstats: one in the all-cgroups mode, whose maps must forget every removed cgroup,
+    and one watching the parent P of the churn, whose switches and rows are checked."""
+    with h.scratch_cgroup("churn") as parent:
+        c0 = os.path.join(parent, "c0")
+        os.mkdir(c0)
+        # the host's own cgroups must not fill the map, or ours would be dropped, not slotted
+        everything = h.Cgstat(args.cgstat, ["-q", "-i", str(CHURN_INTERVAL),
+                                            "--max-cgroups", "4096"])
+        watched = h.Cgstat(args.cgstat, ["-q", "-i", str(CHURN_INTERVAL), "-c", "p=" + parent])
+        started = time.time()
+        load = h.Workload(args.workload, c0, "churn", CHURN_PROCS, CHURN_THREADS)
+        dead = {}  # cgroup id -> label, of every cgroup the test removes
+        spawned = {"switches": 0, "before": 0, "failed": 0}
+        for i in range(1, CHURN_CGROUPS + 1):
+            cg = os.path.join(parent, "c%d" % i)
+            os.mkdir(cg)
+            dead[os.stat(cg).st_ino] = h.v2_label(cg)
+            status, usage, before = h.run_in_cgroup(cg, ["/bin/true"])
+            spawned["failed"] += status != 0
+            spawned["switches"] += usage.ru_nvcsw + usage.ru_nivcsw - sum(before)
+            spawned["before"] += sum(before)
+            h.remove_cgroup_tree(cg)
+        report = load.wait()
+        h.settle()
+        dead[os.stat(c0).st_ino] = h.v2_label(c0)
+        h.remove_cgroup_tree(c0)
+        removed_ms = time.time() * 1000
+
+        # A removed cgroup's slot is freed at the first interval that sees it empty.
+        waited = wait_intervals(everything, removed_ms, 2)
+        h.check(waited, "churn: the all-cgroups cgstat wrote 2 intervals after the removals")
+        before = h.cgroup_ids()
+        keys, infos = slot_map_cgroups(everything)
+        alive = before | h.cgroup_ids()
+        ours = sorted(set(dead) & (keys | infos))
+        h.check(not ours, "churn: of the %d removed cgroups, in cgroup_slots (%d entries) or"
+                " slot_info (%d in use): %s" % (len(dead), len(keys), len(infos), ours[:20]))
+        # Cgroups of others removed just now may still have their slots: they must be gone
+        # two intervals later.
+        others = (keys | infos) - alive
+        mark_ms = time.time() * 1000
+        wait_intervals(everything, mark_ms, 2)
+        keys2, infos2 = slot_map_cgroups(everything)
+        stale = sorted(others & (keys2 | infos2) - h.cgroup_ids())
+        h.check(not stale, "churn: ids of removed cgroups still in the maps two intervals after"
+                " they were first seen dead: %s (of %d entries; %d cgroups exist)"
+                % (stale[:20], len(keys2), len(alive)))
+        time.sleep(2 * CHURN_INTERVAL)
+        code_w = watched.stop()
+        ended = time.time()
+        code_a = everything.stop()
+    h.check(code_a == 0 and code_w == 0, "churn: cgstat exit codes %d (all) and %d (watched)"
+            % (code_a, code_w))
+    h.check(spawned["failed"] == 0, "churn: %d of the short processes failed"
+            % spawned["failed"])
+
+    rows = everything.rows("sched-stats.csv")
+    seen = {r["container"] for r in rows}
+    missing = [label for cgid, label in dead.items()
+               if label not in seen and "#%d" % cgid not in seen]
+    h.check(not missing, "churn: each of the %d removed cgroups had a slot and rows in the"
+            " all-cgroups run; without: %s" % (len(dead), missing[:10]))
+    dropped = (everything.summary().get("droppedEvents"), watched.summary().get("droppedEvents"))
+    h.check(dropped == (0, 0), "churn: droppedEvents in the summaries (all cgroups, watched):"
+            " %s, %s" % dropped)
+
+    # The kernel adds a thread's counts to its process's at release_task(), which for a thread
+    # comes before its last schedule(): wait4's rusage never has the final switch of the
+    # threads the children made and ended, one each.
+    want = h.kernel_totals(report)
+    thread_exits = CHURN_PROCS * CHURN_THREADS
+    want_switches = want["nvcsw"] + want["nivcsw"] + thread_exits + spawned["switches"]
+    rows = [r for r in watched.rows("sched-stats.csv") if r["container"] == "p"]
+    got = h.sched_totals(rows, "p")
+    h.check_count("churn: P's switches vs the kernel's (churn %d + %d thread exits, short"
+                  " processes %d after their move, %d before it)"
+                  % (want["nvcsw"] + want["nivcsw"], thread_exits, spawned["switches"],
+                     spawned["before"]),
+                  got["voluntarySwitches"] + got["involuntarySwitches"], want_switches,
+                  CHURN_SWITCHES, h.exit_tail(report) + CHURN_CGROUPS)
+
+    # No gap: a row for P every interval from the first to the last.
+    epochs = [int(r["epochMillis"]) for r in rows]
+    steps = [b - a for a, b in zip(epochs, epochs[1:])]
+    limit = 1.5 * CHURN_INTERVAL * 1000
+    long_steps = [s for s in steps if s > limit or s <= 0]
+    h.check(epochs and not long_steps, "churn: %d rows of P, steps between them %d..%d ms,"
+            " over %.0f ms: %s" % (len(epochs), min(steps, default=0), max(steps, default=0),
+                                   limit, long_steps[:10]))
+    expect = (ended - started) / CHURN_INTERVAL
+    h.check(abs(len(epochs) - expect) <= 2, "churn: %d rows of P for a %.2f s run (%.1f"
+            " intervals of %.2f s)" % (len(epochs), ended - started, expect, CHURN_INTERVAL))
+
+
+def capacity(args):
+    """Four slots, ten busy cgroups of ours besides the host's: at most four of ours can have a
+    slot, and every task of the others must be counted as dropped."""
+    cgroups = []
+    with h.scratch_cgroup("cap") as top:
+        for i in range(10):
+            cg = os.path.join(top, "w%d" % i)
+            os.mkdir(cg)
+            cgroups.append(cg)
+        cgstat = h.Cgstat(args.cgstat, ["-f", "json", "-i", "0.25", "--max-cgroups", "4"])
+        loads = [h.Workload(args.workload, cg, "steady", 1, 2) for cg in cgroups]
+        reports = [load.wait() for load in loads]
+        h.settle()
+        code = cgstat.stop()
+        labels = {h.v2_label(cg) for cg in cgroups}
+    h.check(code == 0, "capacity: cgstat exit code %d" % code)
+    lines = h.read_json_lines(cgstat.stdout_path)
+    widest = max((len(line["containers"]) for line in lines), default=0)
+    h.check(lines and widest <= 4, "capacity: at most 4 cgroups an interval in %d JSON lines"
+            " (%d)" % (len(lines), widest))
+    slotted = labels & set().union(*(line["containers"] for line in lines))
+    h.check(len(slotted) <= 4, "capacity: %d of our 10 cgroups had a slot (at most 4)"
+            % len(slotted))
+    tasks = len(reports[0]["threads"])
+    least = (10 - len(slotted)) * tasks
+    last = lines[-1]["droppedEvents"] if lines else 0
+    h.check(last >= least and least > 0,
+            "capacity: droppedEvents %d in the last JSON line, at least %d (%d cgroups without"
+            " a slot * %d tasks)" % (last, least, 10 - len(slotted), tasks))
+    summary = cgstat.summary().get("droppedEvents", 0)
+    h.check(summary >= last, "capacity: droppedEvents %d in the summary, at least the last"
+            " line's %d" % (summary, last))
+    said = [line.rstrip("\n") for line in cgstat.stderr_lines if "dropped" in line.lower()]
+    h.check(len(said) == 1 and "droppedEvents" in said[0],
+            "capacity: one stderr line about the dropped events, naming droppedEvents: %r"
+            % said)
+
+
+def whole_rows(name, path):
+    """Every line of a CSV file ends in a newline and has the header's number of fields (an
+    empty file has no line to break); returns the number of rows after the header."""
+    with open(path, "rb") as f:
+        data = f.read()
+    text = data.decode("utf-8", errors="surrogateescape")
+    records = list(csv.reader(io.StringIO(text, newline="")))
+    widths = sorted({len(r) for r in records})
+    whole = data.endswith(b"\n") or not data
+    ok = whole and (not records or widths == [len(records[0])])
+    h.check(ok, "%s: %s: %d bytes, ends in a newline: %s, fields per line %s (header %d)%s"
+            % (name, os.path.basename(path), len(data), whole, widths,
+               len(records[0]) if records else 0,
+               "" if whole else ", last line %r" % data[-80:].split(b"\n")[-1]))
+    return max(len(records) - 1, 0)
+
+
+def csv_files(out):
+    return sorted(os.path.join(out, n) for n in os.listdir(out) if n.endswith(".csv"))
+
+
+def full_filesystem(args):
+    """A 64 KiB tmpfs fills within seconds at -i 0.1 in the all-cgroups mode (cgstat's own
+    cgroup alone has a row each interval). Software events only: perf-stat.csv is written, and
+    no notice about a missing PMU shares stderr with the error."""
+    out = tempfile.mkdtemp(prefix="cgstat-full-")
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", out], check=True)
+    try:
+        try:
+            p = subprocess.run([args.cgstat, "-q", "-i", "0.1", "-e", SOFTWARE_EVENTS, "-o",
+                                out], stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60)
+            code, err = p.returncode, p.stderr
+        except subprocess.TimeoutExpired as e:
+            code, err = None, e.stderr or b""
+        lines = err.decode(errors="replace").splitlines()
+        h.check(code == 1, "full filesystem: exit code %s (1)" % code)
+        h.check(len(lines) == 1 and "No space left on device" in lines[0],
+                "full filesystem: stderr one line naming ENOSPC: %r" % lines)
+        rows = {os.path.basename(path): whole_rows("full filesystem", path)
+                for path in csv_files(out)}
+        h.check(rows.get("sched-stats.csv", 0) > 0, "full filesystem: rows written: %s" % rows)
+        summary = os.path.join(out, "container-summary.json")
+        if os.path.exists(summary):
+            try:
+                with open(summary) as f:
+                    json.load(f)
+                ok = True
+            except ValueError:
+                ok = False
+            h.check(ok, "full filesystem: the summary, written at all, is whole JSON")
+    finally:
+        subprocess.run(["umount", out], check=True)
+        os.rmdir(out)
+
+
+def sigkill(args):
+    """Killed mid-run, between or during its writes: nothing but whole rows on disk."""
+    with h.scratch_cgroup("kill") as cg:
+        load = h.Workload(args.workload, cg, "steady", 4, 2)
+        cgstat = h.Cgstat(args.cgstat, ["-q", "-i", "0.1", "-c", "w=" + cg])
+        time.sleep(2)
+        cgstat.proc.send_signal(signal.SIGKILL)
+        code = cgstat.proc.wait(10)
+        cgstat.stdout.close()
+        load.wait()
+    h.check(code == -signal.SIGKILL, "SIGKILL: cgstat ended by the signal (%d)" % code)
+    rows = {os.path.basename(path): whole_rows("SIGKILL", path)
+            for path in csv_files(cgstat.out_dir)}
+    h.check(rows.get("sched-stats.csv", 0) > 0 and rows.get("container-stats.csv", 0) > 0,
+            "SIGKILL: rows written before the kill: %s" % rows)
+
+
+def main():
+    args = h.parse_args()
+    perf_messaging(args)
+    thread_messaging(args)
+    churn(args)
+    capacity(args)
+    full_filesystem(args)
+    sigkill(args)
+    h.done()
+
+
+if __name__ == "__main__":
+    main()

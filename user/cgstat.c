@@ -175,8 +175,14 @@ static bool sleep_until(uint64_t deadline_ns)
 	return false;
 }
 
+/*
+ * The all-cgroups mode: a removed cgroup whose last task has gone has had its last record
+ * (this interval's); its slot is given back and the summary keeps it compact from now on, so
+ * that churn costs no memory that lasts.
+ */
 static void free_dead_slots(struct collector *c, struct cgroup_names *names,
-			    const struct cg_slot_snap *snap, uint32_t nr_slots, bool verbose)
+			    struct summary *summary, const struct cg_slot_snap *snap,
+			    uint32_t nr_slots, bool verbose)
 {
 	uint32_t slot;
 	int err;
@@ -187,6 +193,9 @@ static void free_dead_slots(struct collector *c, struct cgroup_names *names,
 		err = collector__free_slot(c, slot, snap[slot].cgid);
 		if (err && verbose)
 			fprintf(stderr, "cgstat: cannot free slot %u: %s\n", slot, strerror(-err));
+		name = cgroup_names__get(names, snap[slot].cgid);
+		if (name)
+			summary__retire(summary, name);
 		cgroup_names__forget(names, snap[slot].cgid);
 	}
 }
@@ -314,7 +323,8 @@ static int run_interval(struct run *r, uint64_t interval_ns)
 	if (err)
 		return err;
 	if (r->names)
-		free_dead_slots(r->collector, r->names, snap, nr_slots, r->opts->verbose);
+		free_dead_slots(r->collector, r->names, r->summary, snap, nr_slots,
+				r->opts->verbose);
 	return 0;
 }
 

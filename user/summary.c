@@ -12,16 +12,61 @@
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
-/* One cgroup over the run: its records summed, in a record of their own. */
+/*
+ * The label of the cgroups retired beyond SUMMARY_MAX_RETIRED. A cgroup really labelled so
+ * shares the entry, and while it is live its tasks stand for the entry's.
+ */
+#define FOLDED_NAME "(removed cgroups)"
+
+/* A first table big enough for a host's usual cgroups without growing. */
+#define FIRST_BUCKETS 64
+
+/* A cgroup's amounts over the run: its record without the histogram, which is most of it. */
+struct summary_sums {
+	uint64_t tasks;
+	uint64_t time_ns[CG_NR_STATES];
+	uint64_t nvcsw;
+	uint64_t nivcsw;
+	uint64_t migrations;
+	uint64_t runq_waits;
+	uint64_t runq_max_ns;
+	uint64_t counter[CG_MAX_EVENTS];
+	bool counter_valid[CG_MAX_EVENTS];
+};
+
+/* Where an entry's run-queue quantiles come from. */
+enum summary_quantiles {
+	QUANTILES_FROM_HIST, /* one cgroup, live: its histogram holds every wait */
+	QUANTILES_KEPT,	     /* one cgroup, retired: worked out from its histogram then */
+	QUANTILES_NONE,	     /* more than one cgroup under the label, and quantiles do not add */
+};
+
+/* One label over the run. */
 struct summary_entry {
-	char *name;
-	struct cg_record total; /* tasks: the last interval's; runq_max_ns: the maximum */
+	struct summary_entry *hash_next;
+	struct summary_entry *prev, *next; /* first-seen order, which the JSON keeps */
+	uint64_t hash;
+	struct summary_sums sums; /* tasks: the last interval's */
+	struct cg_hist *hist;	  /* the live cgroup's waits; NULL once retired */
+	enum summary_quantiles quantiles;
+	double runq_p50_micros; /* QUANTILES_KEPT */
+	double runq_p99_micros;
+	char name[];
 };
 
 struct summary {
-	struct summary_entry *entries;
-	int nr_entries;
-	int cap_entries;
+	struct summary_entry **buckets;
+	size_t nr_buckets; /* a power of two */
+	size_t nr_entries;
+	struct summary_entry *first, *last;
+	/*
+	 * Retirements that kept their entry. It never goes down, so that labels that come back
+	 * and go again cannot take the kept entries past the bound.
+	 */
+	int nr_kept;
+	uint64_t nr_folded;
+	struct summary_entry *spare_folded; /* FOLDED_NAME's entry before its first use */
+	struct cg_hist retired_hist;	    /* every retired cgroup's waits, for allContainers */
 	uint64_t total_ns;
 	bool events_known;
 	char **event_columns;
@@ -34,6 +79,102 @@ struct summary {
 	int nr_host_columns;
 };
 
+/* FNV-1a: names are any bytes, and this spreads paths that differ only at the end. */
+static uint64_t name_hash(const char *name)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;
+
+	for (; *name; name++) {
+		h ^= (unsigned char)*name;
+		h *= 0x100000001b3ULL;
+	}
+	return h;
+}
+
+/* A new entry for name, with no histogram, linked nowhere. NULL on failure. */
+static struct summary_entry *entry_new(const char *name, uint64_t hash)
+{
+	size_t len = strlen(name) + 1;
+	struct summary_entry *e;
+	int i;
+
+	e = calloc(1, sizeof(*e) + len);
+	if (!e)
+		return NULL;
+	e->hash = hash;
+	for (i = 0; i < CG_MAX_EVENTS; i++)
+		e->sums.counter_valid[i] = true;
+	memcpy(e->name, name, len);
+	return e;
+}
+
+static struct summary_entry *find_entry(const struct summary *s, const char *name, uint64_t hash)
+{
+	struct summary_entry *e;
+
+	for (e = s->buckets[hash & (s->nr_buckets - 1)]; e; e = e->hash_next)
+		if (e->hash == hash && !strcmp(e->name, name))
+			return e;
+	return NULL;
+}
+
+/* Twice the buckets, so that chains stay about one entry long. */
+static int grow_buckets(struct summary *s)
+{
+	size_t i, n = 2 * s->nr_buckets;
+	struct summary_entry **buckets, *e, *next;
+
+	buckets = calloc(n, sizeof(*buckets));
+	if (!buckets)
+		return -ENOMEM;
+	for (i = 0; i < s->nr_buckets; i++) {
+		for (e = s->buckets[i]; e; e = next) {
+			next = e->hash_next;
+			e->hash_next = buckets[e->hash & (n - 1)];
+			buckets[e->hash & (n - 1)] = e;
+		}
+	}
+	free(s->buckets);
+	s->buckets = buckets;
+	s->nr_buckets = n;
+	return 0;
+}
+
+/* Chains take any load, so linking never fails: retiring relies on that. */
+static void link_entry(struct summary *s, struct summary_entry *e)
+{
+	struct summary_entry **bucket = &s->buckets[e->hash & (s->nr_buckets - 1)];
+
+	e->hash_next = *bucket;
+	*bucket = e;
+	e->prev = s->last;
+	e->next = NULL;
+	if (s->last)
+		s->last->next = e;
+	else
+		s->first = e;
+	s->last = e;
+	s->nr_entries++;
+}
+
+static void unlink_entry(struct summary *s, struct summary_entry *e)
+{
+	struct summary_entry **p = &s->buckets[e->hash & (s->nr_buckets - 1)];
+
+	while (*p != e)
+		p = &(*p)->hash_next;
+	*p = e->hash_next;
+	if (e->prev)
+		e->prev->next = e->next;
+	else
+		s->first = e->next;
+	if (e->next)
+		e->next->prev = e->prev;
+	else
+		s->last = e->prev;
+	s->nr_entries--;
+}
+
 struct summary *summary__new(void)
 {
 	struct summary *s;
@@ -42,7 +183,19 @@ struct summary *summary__new(void)
 	if (!s)
 		return NULL;
 	s->messages = -1;
+	s->nr_buckets = FIRST_BUCKETS;
+	s->buckets = calloc(s->nr_buckets, sizeof(*s->buckets));
+	s->spare_folded = entry_new(FOLDED_NAME, name_hash(FOLDED_NAME));
+	if (!s->buckets || !s->spare_folded)
+		goto err_out;
+	s->spare_folded->quantiles = QUANTILES_NONE;
 	return s;
+err_out:
+	free(s->buckets);
+	free(s->spare_folded);
+	free(s);
+	errno = ENOMEM;
+	return NULL;
 }
 
 void summary__set_messages(struct summary *s, double messages)
@@ -76,58 +229,84 @@ err_out:
 	return -ENOMEM;
 }
 
-/*
- * The entry for name. Drains list the cgroups in the same order every time, so the entry at
- * the record's own position is tried before the search.
- */
-static struct summary_entry *find_entry(struct summary *s, const char *name, int hint)
+/* The entry that name's live cgroup adds to, made live if it was retired. NULL on failure. */
+static struct summary_entry *live_entry(struct summary *s, const char *name)
 {
+	uint64_t hash = name_hash(name);
 	struct summary_entry *e;
-	int i;
 
-	if (hint < s->nr_entries && !strcmp(s->entries[hint].name, name))
-		return &s->entries[hint];
-	for (i = 0; i < s->nr_entries; i++)
-		if (!strcmp(s->entries[i].name, name))
-			return &s->entries[i];
-
-	if (s->nr_entries == s->cap_entries) {
-		int cap = s->cap_entries ? 2 * s->cap_entries : 16;
-
-		e = reallocarray(s->entries, cap, sizeof(*e));
-		if (!e)
-			return NULL;
-		s->entries = e;
-		s->cap_entries = cap;
+	e = find_entry(s, name, hash);
+	if (e) {
+		if (!e->hist) {
+			e->hist = calloc(1, sizeof(*e->hist));
+			if (!e->hist)
+				return NULL;
+			/* The label's earlier cgroup took its histogram with it. */
+			e->quantiles = QUANTILES_NONE;
+		}
+		return e;
 	}
-	e = &s->entries[s->nr_entries];
-	memset(e, 0, sizeof(*e));
-	e->name = strdup(name);
-	if (!e->name)
+	if (s->nr_entries >= s->nr_buckets && grow_buckets(s))
 		return NULL;
-	for (i = 0; i < CG_MAX_EVENTS; i++)
-		e->total.counter_valid[i] = true;
-	s->nr_entries++;
+	e = entry_new(name, hash);
+	if (!e)
+		return NULL;
+	e->hist = calloc(1, sizeof(*e->hist));
+	if (!e->hist) {
+		free(e);
+		return NULL;
+	}
+	link_entry(s, e);
 	return e;
 }
 
-/* Fold r into the run's total t; nr_events counters, each valid only while every r's is. */
-static void add_record(struct cg_record *t, const struct cg_record *r, int nr_events)
+static void sums_of_record(struct summary_sums *u, const struct cg_record *r)
+{
+	u->tasks = r->tasks;
+	memcpy(u->time_ns, r->time_ns, sizeof(u->time_ns));
+	u->nvcsw = r->nvcsw;
+	u->nivcsw = r->nivcsw;
+	u->migrations = r->migrations;
+	u->runq_waits = r->runq_waits;
+	u->runq_max_ns = r->runq_max_ns;
+	memcpy(u->counter, r->counter, sizeof(u->counter));
+	memcpy(u->counter_valid, r->counter_valid, sizeof(u->counter_valid));
+}
+
+/* A record to work figures out from: u's amounts and hist's waits (none when NULL). */
+static void record_of_sums(struct cg_record *r, const struct summary_sums *u,
+			   const struct cg_hist *hist)
+{
+	memset(r, 0, sizeof(*r));
+	r->tasks = u->tasks;
+	memcpy(r->time_ns, u->time_ns, sizeof(r->time_ns));
+	r->nvcsw = u->nvcsw;
+	r->nivcsw = u->nivcsw;
+	r->migrations = u->migrations;
+	r->runq_waits = u->runq_waits;
+	r->runq_max_ns = u->runq_max_ns;
+	if (hist)
+		r->runq_hist = *hist;
+	memcpy(r->counter, u->counter, sizeof(r->counter));
+	memcpy(r->counter_valid, u->counter_valid, sizeof(r->counter_valid));
+}
+
+/* Fold u into t, all but tasks; nr_events counters, each valid only while every u's is. */
+static void add_sums(struct summary_sums *t, const struct summary_sums *u, int nr_events)
 {
 	int i;
 
 	for (i = 0; i < CG_NR_STATES; i++)
-		t->time_ns[i] += r->time_ns[i];
-	t->nvcsw += r->nvcsw;
-	t->nivcsw += r->nivcsw;
-	t->migrations += r->migrations;
-	t->runq_waits += r->runq_waits;
-	if (r->runq_max_ns > t->runq_max_ns)
-		t->runq_max_ns = r->runq_max_ns;
-	hist_add(&t->runq_hist, &r->runq_hist);
+		t->time_ns[i] += u->time_ns[i];
+	t->nvcsw += u->nvcsw;
+	t->nivcsw += u->nivcsw;
+	t->migrations += u->migrations;
+	t->runq_waits += u->runq_waits;
+	if (u->runq_max_ns > t->runq_max_ns)
+		t->runq_max_ns = u->runq_max_ns;
 	for (i = 0; i < nr_events; i++) {
-		t->counter[i] += r->counter[i];
-		t->counter_valid[i] = t->counter_valid[i] && r->counter_valid[i];
+		t->counter[i] += u->counter[i];
+		t->counter_valid[i] = t->counter_valid[i] && u->counter_valid[i];
 	}
 }
 
@@ -169,6 +348,7 @@ int summary__add(struct summary *s, const struct cg_interval *iv)
 {
 	const struct cg_record *r;
 	struct summary_entry *e;
+	struct summary_sums u;
 	int i, nr_events, err;
 
 	if (!s->events_known) {
@@ -180,19 +360,67 @@ int summary__add(struct summary *s, const struct cg_interval *iv)
 
 	for (i = 0; i < iv->nr_records; i++) {
 		r = &iv->records[i];
-		e = find_entry(s, r->name, i);
+		e = live_entry(s, r->name);
 		if (!e)
 			return -ENOMEM;
-		add_record(&e->total, r, nr_events);
+		sums_of_record(&u, r);
+		add_sums(&e->sums, &u, nr_events);
 		/* Counters the interval lacks did not count for this cgroup. */
-		memset(&e->total.counter_valid[nr_events], 0,
+		memset(&e->sums.counter_valid[nr_events], 0,
 		       (s->nr_events - nr_events) * sizeof(bool));
-		e->total.tasks = r->tasks;
+		e->sums.tasks = r->tasks;
+		hist_add(e->hist, &r->runq_hist);
 	}
 	s->total_ns += iv->interval_ns;
 	if (iv->host.valid)
 		return add_host(s, &iv->host);
 	return 0;
+}
+
+/* e, retired, into FOLDED_NAME's entry, which then stands for it. */
+static void fold_entry(struct summary *s, struct summary_entry *e)
+{
+	struct summary_entry *folded;
+
+	folded = find_entry(s, FOLDED_NAME, name_hash(FOLDED_NAME));
+	if (!folded) {
+		folded = s->spare_folded;
+		s->spare_folded = NULL;
+		link_entry(s, folded);
+	}
+	s->nr_folded++;
+	folded->quantiles = QUANTILES_NONE;
+	if (folded == e)
+		return;
+	add_sums(&folded->sums, &e->sums, s->nr_events);
+	/* Different cgroups: their tasks add up, as they do in allContainers. */
+	folded->sums.tasks += e->sums.tasks;
+	unlink_entry(s, e);
+	free(e);
+}
+
+void summary__retire(struct summary *s, const char *name)
+{
+	struct summary_entry *e;
+	struct cg_record t;
+
+	e = find_entry(s, name, name_hash(name));
+	if (!e || !e->hist)
+		return;
+	hist_add(&s->retired_hist, e->hist);
+	if (e->quantiles == QUANTILES_FROM_HIST) {
+		/* Neither the waits nor the maximum can change any more, so neither can these. */
+		record_of_sums(&t, &e->sums, e->hist);
+		record_figure(&t, s->total_ns, CG_FIG_RUNQ_P50_MICROS, &e->runq_p50_micros);
+		record_figure(&t, s->total_ns, CG_FIG_RUNQ_P99_MICROS, &e->runq_p99_micros);
+		e->quantiles = QUANTILES_KEPT;
+	}
+	free(e->hist);
+	e->hist = NULL;
+	if (s->nr_kept < SUMMARY_MAX_RETIRED)
+		s->nr_kept++;
+	else
+		fold_entry(s, e);
 }
 
 /* "cpus" stands for cpuCores in the Pulsar shape; the other figures keep their names. */
@@ -208,7 +436,25 @@ static const struct {
 	{ NULL, CG_FIG_RUNQ_MAX_MICROS },   { NULL, CG_FIG_TASKS },
 };
 
-static int json_figures(cJSON *obj, const struct summary *s, const struct cg_record *t)
+/*
+ * Figure fig of t, the run's sums of a label (or of every label); a run-queue quantile is
+ * taken from t's histogram unless q says it is kept in e or not to be had.
+ */
+static bool summary_figure(const struct summary *s, const struct cg_record *t,
+			   enum summary_quantiles q, const struct summary_entry *e,
+			   enum cg_figure fig, double *value)
+{
+	if (!record_figure(t, s->total_ns, fig, value))
+		return false;
+	if (fig != CG_FIG_RUNQ_P50_MICROS && fig != CG_FIG_RUNQ_P99_MICROS)
+		return true;
+	if (q == QUANTILES_KEPT)
+		*value = fig == CG_FIG_RUNQ_P50_MICROS ? e->runq_p50_micros : e->runq_p99_micros;
+	return q != QUANTILES_NONE;
+}
+
+static int json_figures(cJSON *obj, const struct summary *s, const struct cg_record *t,
+			enum summary_quantiles q, const struct summary_entry *e)
 {
 	char key[256];
 	struct cg_derived d;
@@ -221,7 +467,7 @@ static int json_figures(cJSON *obj, const struct summary *s, const struct cg_rec
 		enum cg_figure fig = summary_figures[i].figure;
 		const char *name = summary_figures[i].key ?: figure_columns[fig].name;
 
-		if (record_figure(t, s->total_ns, fig, &value))
+		if (summary_figure(s, t, q, e, fig, &value))
 			err = json_add_number(obj, name, value);
 	}
 	for (i = 0; i < (size_t)s->nr_events && !err; i++) {
@@ -259,7 +505,9 @@ static int json_host(cJSON *root, const struct summary *s)
 
 static int json_containers(cJSON *root, const struct summary *s)
 {
-	struct cg_record all = { 0 };
+	struct summary_sums all_sums = { 0 };
+	const struct summary_entry *e;
+	struct cg_record t, all;
 	cJSON *containers, *obj;
 	int i, err = 0;
 
@@ -267,21 +515,27 @@ static int json_containers(cJSON *root, const struct summary *s)
 	if (!containers)
 		return -ENOMEM;
 	for (i = 0; i < CG_MAX_EVENTS; i++)
-		all.counter_valid[i] = true;
-	for (i = 0; i < s->nr_entries && !err; i++) {
-		obj = json_add_object(containers, s->entries[i].name);
+		all_sums.counter_valid[i] = true;
+	for (e = s->first; e && !err; e = e->next) {
+		obj = json_add_object(containers, e->name);
 		if (!obj)
 			return -errno;
-		err = json_figures(obj, s, &s->entries[i].total);
-		add_record(&all, &s->entries[i].total, s->nr_events);
-		all.tasks += s->entries[i].total.tasks;
+		record_of_sums(&t, &e->sums, e->hist);
+		err = json_figures(obj, s, &t, e->quantiles, e);
+		add_sums(&all_sums, &e->sums, s->nr_events);
+		all_sums.tasks += e->sums.tasks;
 	}
 	if (err)
 		return err;
+	/* The retired cgroups' waits are in the run-wide histogram, the live ones' in their own. */
+	record_of_sums(&all, &all_sums, &s->retired_hist);
+	for (e = s->first; e; e = e->next)
+		if (e->hist)
+			hist_add(&all.runq_hist, e->hist);
 	obj = cJSON_AddObjectToObject(root, "allContainers");
 	if (!obj)
 		return -ENOMEM;
-	return json_figures(obj, s, &all);
+	return json_figures(obj, s, &all, QUANTILES_FROM_HIST, NULL);
 }
 
 char *summary__to_json(const struct summary *s, uint64_t start_ms, uint64_t end_ms,
@@ -309,6 +563,8 @@ char *summary__to_json(const struct summary *s, uint64_t start_ms, uint64_t end_
 		err = json_host(root, s);
 	if (!err)
 		err = json_containers(root, s);
+	if (!err && s->nr_folded)
+		err = json_add_number(root, "retiredContainersFolded", (double)s->nr_folded);
 	if (!err)
 		err = json_add_number(root, "droppedEvents", (double)dropped_events);
 	if (err)
@@ -325,13 +581,18 @@ out:
 
 void summary__free(struct summary *s)
 {
+	struct summary_entry *e, *next;
 	int i;
 
 	if (!s)
 		return;
-	for (i = 0; i < s->nr_entries; i++)
-		free(s->entries[i].name);
-	free(s->entries);
+	for (e = s->first; e; e = next) {
+		next = e->next;
+		free(e->hist);
+		free(e);
+	}
+	free(s->buckets);
+	free(s->spare_folded);
 	for (i = 0; i < s->nr_events; i++)
 		free(s->event_columns[i]);
 	free(s->event_columns);

@@ -4,6 +4,14 @@
  * benchmarks read): per cgroup and over all of them, every amount as an average per second of
  * the run, run-queue quantiles from the run's merged histogram, the counter ratios from the
  * run's totals, and the host's columns averaged over its samples.
+ *
+ * A run over every cgroup sees cgroups come and go for as long as it lasts, so a cgroup that is
+ * gone is retired: what it still has to say is worked out then and its histogram let go. The
+ * first SUMMARY_MAX_RETIRED retired cgroups keep their own entries; every later one is folded
+ * into one entry labelled "(removed cgroups)", which has their sums but no run-queue quantiles
+ * (quantiles do not add up), and the JSON then says how many were folded in
+ * "retiredContainersFolded". allContainers stays exact throughout: every retired histogram is
+ * merged into a run-wide one.
  */
 #ifndef CGSTAT_SUMMARY_H
 #define CGSTAT_SUMMARY_H
@@ -11,6 +19,9 @@
 #include <stdint.h>
 
 #include "record.h"
+
+/* Retired cgroups kept under their own label; a few hundred bytes each. */
+#define SUMMARY_MAX_RETIRED 4096
 
 struct summary;
 
@@ -21,9 +32,17 @@ struct summary *summary__new(void);
  * Add one interval. Cgroups are matched by label, and one may appear in only some intervals;
  * the averages of every cgroup are over the time of all intervals added. A counter counts for
  * a cgroup only if it was valid in every interval the cgroup appeared in. The event columns
- * are taken from the first interval. 0 or -ENOMEM.
+ * are taken from the first interval. A label that was retired and appears again (a new cgroup
+ * at the same path) goes on summing into the same entry, which then has no run-queue
+ * quantiles, since its earlier cgroup's histogram is gone. 0 or -ENOMEM.
  */
 int summary__add(struct summary *s, const struct cg_interval *iv);
+
+/*
+ * The cgroup labelled name is gone for good, its last interval already added. A label not
+ * seen, or not seen since it was last retired, is left alone. Never fails: it allocates nothing.
+ */
+void summary__retire(struct summary *s, const char *name);
 
 /* The work the run did (--messages), for cpuSecondsPerMillionMessages; < 0: not given. */
 void summary__set_messages(struct summary *s, double messages);

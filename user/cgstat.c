@@ -184,6 +184,7 @@ static void free_dead_slots(struct collector *c, struct cgroup_names *names,
 			    struct summary *summary, const struct cg_slot_snap *snap,
 			    uint32_t nr_slots, bool verbose)
 {
+	const char *name;
 	uint32_t slot;
 	int err;
 

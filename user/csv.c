@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include <errno.h>
+#include <math.h>
 #include <inttypes.h>
 #include <string.h>
 
@@ -62,11 +63,36 @@ int csv_u64(FILE *f, uint64_t value)
 	return fprintf(f, "%" PRIu64, value) < 0 ? stdio_error() : 0;
 }
 
+/*
+ * "%.*f" without printf: with 1,000 cgroups the drain writes some 40,000 numbers a second, and
+ * printf's exact decimal conversion was a third of its time. Values are rounded to the unit's
+ * decimals once, as integers; from 2^47 on (or not finite) printf still does it.
+ */
 int csv_number(FILE *f, bool valid, double value, enum cg_unit unit)
 {
+	static const double scale[] = { 1, 10, 100, 1000 };
+	int decimals = unit_decimals(unit), n = 0;
+	char buf[32], *end = buf + sizeof(buf), *p = end;
+	unsigned long long whole;
+	bool negative;
+	double scaled;
+
 	if (!valid)
 		return 0;
-	return fprintf(f, "%.*f", unit_decimals(unit), value) < 0 ? stdio_error() : 0;
+	scaled = value * scale[decimals];
+	if (decimals > 3 || !(fabs(scaled) < 140737488355328.0))
+		return fprintf(f, "%.*f", decimals, value) < 0 ? stdio_error() : 0;
+	negative = scaled < 0;
+	whole = (unsigned long long)rint(fabs(scaled)); /* ties to even, as printf */
+	do {
+		*--p = (char)('0' + whole % 10);
+		whole /= 10;
+		if (++n == decimals)
+			*--p = '.';
+	} while (whole || n <= decimals);
+	if (negative && strspn(p, "0.") != (size_t)(end - p))
+		*--p = '-';
+	return fwrite(p, 1, end - p, f) == (size_t)(end - p) ? 0 : stdio_error();
 }
 
 int csv_fields(FILE *f, const char *const *names, int nr)

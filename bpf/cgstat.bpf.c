@@ -370,27 +370,40 @@ static __always_inline void slots_resolve(struct task_state *ts, struct cgroup *
  * The task's state, with its slots matching the cgroup it is in now. A task moved to another
  * cgroup is noticed at its next event, and its current state moves with it then.
  */
+/*
+ * The slow path of task_state_get(): a task first seen, or moved to another cgroup, takes its
+ * current state along to the slots of cgroup cg. A global function, so that the verifier
+ * checks it once rather than at each of the hot paths that inline task_state_get(); cg is the
+ * cgroup's address as a number (read with probe reads only).
+ */
+__noinline int task_move_cgroup(struct task_state *ts, __u64 cg, __u64 cgid, __u64 now, int atomic)
+{
+	if (!ts)
+		return 0;
+	if (ts->state != TS_UNTRACKED)
+		slots_move(ts, ts_state(ts), CG_NR_STATES, now, atomic);
+	slots_resolve(ts, (struct cgroup *)cg, cgid);
+	if (ts->state != TS_UNTRACKED)
+		slots_move(ts, CG_NR_STATES, ts_state(ts), now, atomic);
+	return 0;
+}
+
 static __always_inline struct task_state *task_state_get(struct task_struct *t, __u64 now,
 							 bool atomic)
 {
 	struct task_state *ts;
-	struct cgroup *cg;
-	__u64 cgid;
+	__u64 cgid, cg = 0;
 
 	ts = bpf_task_storage_get(&task_states, t, NULL, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!ts) {
 		count_drop();
 		return NULL;
 	}
-	cg = t->cgroups->dfl_cgrp;
-	cgid = cg->kn->id;
+	cgid = t->cgroups->dfl_cgrp->kn->id;
 	if (ts->cgid == cgid)
 		return ts;
-	if (ts->state != TS_UNTRACKED)
-		slots_move(ts, ts_state(ts), CG_NR_STATES, now, atomic);
-	slots_resolve(ts, cg, cgid);
-	if (ts->state != TS_UNTRACKED)
-		slots_move(ts, CG_NR_STATES, ts_state(ts), now, atomic);
+	bpf_probe_read_kernel(&cg, sizeof(cg), &t->cgroups->dfl_cgrp);
+	task_move_cgroup(ts, cg, cgid, now, atomic);
 	return ts;
 }
 
@@ -410,14 +423,26 @@ static __always_inline bool task_track(struct task_struct *t, struct task_state 
 	return true;
 }
 
-static __always_inline struct task_state *switch_out(struct task_struct *prev, bool preempt,
-						     __u32 prev_state, __u64 now)
-{
-	struct cg_slot_live *live;
-	struct task_state *ts;
-	__u32 next, from, i;
-	__u64 nvcsw;
+/* prev's part of a switch: it leaves from (on CPU) for to, voluntarily or not. */
+struct switch_out {
+	__u32 from;
+	__u32 to; /* CG_NR_STATES: it exited */
 	bool voluntary;
+};
+
+/* next's part: it leaves from (the run queue, after waiting wait) for the CPU. */
+struct switch_in {
+	__u32 from; /* CG_NR_STATES: nothing left to do (first sight: task_track() did it) */
+	__u64 wait;
+	__u32 bucket;
+};
+
+static __always_inline struct task_state *switch_out_decide(struct task_struct *prev, bool preempt,
+							    __u32 prev_state, __u64 now,
+							    struct switch_out *out)
+{
+	struct task_state *ts;
+	__u64 nvcsw;
 
 	ts = task_state_get(prev, now, false);
 	if (!ts)
@@ -431,78 +456,124 @@ static __always_inline struct task_state *switch_out(struct task_struct *prev, b
 	nvcsw = prev->nvcsw;
 	if (ts->state == TS_UNTRACKED) {
 		/* running since before cgstat attached: no earlier snapshot to compare with */
-		voluntary = !preempt && prev_state != TASK_RUNNING;
-		from = CG_NR_STATES;
+		out->voluntary = !preempt && prev_state != TASK_RUNNING;
+		out->from = CG_NR_STATES;
 	} else {
-		voluntary = nvcsw != ts->nvcsw;
-		from = ts_state(ts);
+		out->voluntary = nvcsw != ts->nvcsw;
+		out->from = ts_state(ts);
 	}
 	ts->nvcsw = nvcsw;
 
 	if (prev_state & TASK_DEAD)
-		next = CG_NR_STATES;
+		out->to = CG_NR_STATES;
 	else if (preempt || task_run_state(prev) == TASK_RUNNING)
 		/* preempted, yielded, or a sleep cut short by a pending signal: still runnable */
-		next = CG_RUNQ;
+		out->to = CG_RUNQ;
 	else if (state_blocked(prev_state))
-		next = CG_BLOCKED;
+		out->to = CG_BLOCKED;
 	else
-		next = CG_SLEEP;
-
-	for (i = 0; i < CG_MAX_NEST; i++) {
-		if (i >= ts->nslots)
-			break;
-		live = bpf_map_lookup_elem(&slot_live, &ts->slot[i]);
-		if (!live)
-			continue;
-		live_move(live, from, next, now);
-		if (voluntary)
-			live->nvcsw++;
-		else
-			live->nivcsw++;
-	}
-	ts->state = next < CG_NR_STATES ? next + 1 : TS_UNTRACKED;
+		out->to = CG_SLEEP;
+	ts->state = out->to < CG_NR_STATES ? out->to + 1 : TS_UNTRACKED;
 	ts->since = now;
 	return ts;
 }
 
-static __always_inline struct task_state *switch_in(struct task_struct *next, __u64 now)
+static __always_inline struct task_state *switch_in_decide(struct task_struct *next, __u64 now,
+							   struct switch_in *in)
 {
-	struct cg_slot_live *live;
 	struct task_state *ts;
-	__u64 wait;
-	__u32 from, i, bucket;
-	bool waited;
 
 	ts = task_state_get(next, now, false);
 	if (!ts)
 		return NULL;
+	in->from = CG_NR_STATES;
 	if (ts->state == TS_UNTRACKED) {
 		task_track(next, ts, CG_ONCPU, now, false);
 		return ts;
 	}
-	from = ts_state(ts);
-	waited = from == CG_RUNQ;
-	wait = now - ts->since;
-	bucket = cg_hist_bucket(wait);
+	in->from = ts_state(ts);
+	in->wait = now - ts->since;
+	in->bucket = cg_hist_bucket(in->wait);
+	ts->state = CG_ONCPU + 1;
+	ts->since = now;
+	return ts;
+}
+
+static __always_inline void count_switch_out(struct cg_slot_live *live,
+					     const struct switch_out *out)
+{
+	if (out->voluntary)
+		live->nvcsw++;
+	else
+		live->nivcsw++;
+}
+
+static __always_inline void count_switch_in(struct cg_slot_live *live, const struct switch_in *in)
+{
+	if (in->from != CG_RUNQ)
+		return;
+	live->runq_waits++;
+	if (in->bucket < CG_HIST_BUCKETS)
+		live->runq_hist[in->bucket]++;
+	if (in->wait > live->runq_max_ns)
+		live->runq_max_ns = in->wait;
+}
+
+/*
+ * Both tasks of the switch in one cgroup (the common case): one pass over its slots, and the
+ * on-CPU count untouched, since one task leaves the CPU as the other comes on.
+ */
+static __always_inline void slots_switch_within(const struct task_state *ts,
+						const struct switch_out *out,
+						const struct switch_in *in, __u64 now)
+{
+	struct cg_slot_live *live;
+	__u32 i;
+
 	for (i = 0; i < CG_MAX_NEST; i++) {
 		if (i >= ts->nslots)
 			break;
 		live = bpf_map_lookup_elem(&slot_live, &ts->slot[i]);
 		if (!live)
 			continue;
-		live_move(live, from, CG_ONCPU, now);
-		if (!waited)
-			continue;
-		live->runq_waits++;
-		if (bucket < CG_HIST_BUCKETS)
-			live->runq_hist[bucket]++;
-		if (wait > live->runq_max_ns)
-			live->runq_max_ns = wait;
+		live_move(live, in->from, out->to, now);
+		count_switch_out(live, out);
+		count_switch_in(live, in);
 	}
-	ts->state = CG_ONCPU + 1;
-	ts->since = now;
-	return ts;
+}
+
+static __always_inline void slots_switch_out(const struct task_state *ts,
+					     const struct switch_out *out, __u64 now)
+{
+	struct cg_slot_live *live;
+	__u32 i;
+
+	for (i = 0; i < CG_MAX_NEST; i++) {
+		if (i >= ts->nslots)
+			break;
+		live = bpf_map_lookup_elem(&slot_live, &ts->slot[i]);
+		if (!live)
+			continue;
+		live_move(live, out->from, out->to, now);
+		count_switch_out(live, out);
+	}
+}
+
+static __always_inline void slots_switch_in(const struct task_state *ts, const struct switch_in *in,
+					    __u64 now)
+{
+	struct cg_slot_live *live;
+	__u32 i;
+
+	for (i = 0; i < CG_MAX_NEST; i++) {
+		if (i >= ts->nslots)
+			break;
+		live = bpf_map_lookup_elem(&slot_live, &ts->slot[i]);
+		if (!live)
+			continue;
+		live_move(live, in->from, CG_ONCPU, now);
+		count_switch_in(live, in);
+	}
 }
 
 static __always_inline __u64 ts_cgid(const struct task_state *ts)
@@ -519,11 +590,23 @@ int BPF_PROG(cg_sched_switch, bool preempt, struct task_struct *prev, struct tas
 	__u64 now = task_clock(prev);
 
 	clock_sync(now);
+	struct switch_out out = {};
+	struct switch_in in = { .from = CG_NR_STATES };
+
 	/* the idle task (pid 0, one per CPU) never counts */
 	if (prev->pid)
-		prev_ts = switch_out(prev, preempt, prev_state, now);
+		prev_ts = switch_out_decide(prev, preempt, prev_state, now, &out);
 	if (next->pid)
-		next_ts = switch_in(next, now);
+		next_ts = switch_in_decide(next, now, &in);
+	if (prev_ts && next_ts && prev_ts->cgid == next_ts->cgid && out.from == CG_ONCPU &&
+	    in.from < CG_NR_STATES) {
+		slots_switch_within(prev_ts, &out, &in, now);
+	} else {
+		if (prev_ts)
+			slots_switch_out(prev_ts, &out, now);
+		if (next_ts && in.from < CG_NR_STATES)
+			slots_switch_in(next_ts, &in, now);
+	}
 	/*
 	 * perf counters are read only where the running cgroup changes: everything counted on
 	 * this CPU since the last read belongs to prev's cgroup. Both cgroups are known here

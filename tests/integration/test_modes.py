@@ -55,7 +55,7 @@ def all_cgroups(args):
             h.scratch_cgroup("z") as z:
         idle = h.spawn_in_cgroup(z, ["sleep", "100"])
         try:
-            before = idle_task_figures(idle.pid)
+            before = idle_task_asleep(idle.pid)
             cgstat = h.Cgstat(args.cgstat, ["-q", "-i", "0.5"])
             in_x = h.Workload(args.workload, x, "steady", 2, 2)
             in_y = h.Workload(args.workload, y, "hopper", 400)
@@ -89,6 +89,19 @@ def all_cgroups(args):
             " (switches and run time %s, then %s)" % (before, after))
     z_rows = [r for r in rows if r["container"] == label_z]
     h.check(not z_rows, "all cgroups: idle cgroup %s has no rows (%d)" % (label_z, len(z_rows)))
+
+
+def idle_task_asleep(pid):
+    """idle_task_figures() once the process has gone to sleep: until then it is still
+    starting (exec, the dynamic loader) and its figures move."""
+    for _ in range(200):
+        with open("/proc/%d/stat" % pid) as f:
+            state = f.read().rsplit(")", 1)[1].split()[0]
+        figures = idle_task_figures(pid)
+        if state == "S" and figures[0] >= 1:
+            return figures
+        time.sleep(0.01)
+    return idle_task_figures(pid)
 
 
 def idle_task_figures(pid):

@@ -520,12 +520,13 @@ static __always_inline void count_switch_in(struct cg_slot_live *live, const str
 }
 
 /*
- * Both tasks of the switch in one cgroup (the common case): one pass over its slots, and the
- * on-CPU count untouched, since one task leaves the CPU as the other comes on.
+ * A switch's parts in the slots of ts: out (prev leaving the CPU), in (next coming on), or
+ * both when the two tasks share the cgroup (the common case): then one pass does, and the
+ * on-CPU count is left alone, since one task replaces the other. Inlined with constant NULLs,
+ * each caller gets only its part.
  */
-static __always_inline void slots_switch_within(const struct task_state *ts,
-						const struct switch_out *out,
-						const struct switch_in *in, __u64 now)
+static __always_inline void slots_switch(const struct task_state *ts, const struct switch_out *out,
+					 const struct switch_in *in, __u64 now)
 {
 	struct cg_slot_live *live;
 	__u32 i;
@@ -536,43 +537,16 @@ static __always_inline void slots_switch_within(const struct task_state *ts,
 		live = bpf_map_lookup_elem(&slot_live, &ts->slot[i]);
 		if (!live)
 			continue;
-		live_move(live, in->from, out->to, now);
-		count_switch_out(live, out);
-		count_switch_in(live, in);
-	}
-}
-
-static __always_inline void slots_switch_out(const struct task_state *ts,
-					     const struct switch_out *out, __u64 now)
-{
-	struct cg_slot_live *live;
-	__u32 i;
-
-	for (i = 0; i < CG_MAX_NEST; i++) {
-		if (i >= ts->nslots)
-			break;
-		live = bpf_map_lookup_elem(&slot_live, &ts->slot[i]);
-		if (!live)
-			continue;
-		live_move(live, out->from, out->to, now);
-		count_switch_out(live, out);
-	}
-}
-
-static __always_inline void slots_switch_in(const struct task_state *ts, const struct switch_in *in,
-					    __u64 now)
-{
-	struct cg_slot_live *live;
-	__u32 i;
-
-	for (i = 0; i < CG_MAX_NEST; i++) {
-		if (i >= ts->nslots)
-			break;
-		live = bpf_map_lookup_elem(&slot_live, &ts->slot[i]);
-		if (!live)
-			continue;
-		live_move(live, in->from, CG_ONCPU, now);
-		count_switch_in(live, in);
+		if (out && in)
+			live_move(live, in->from, out->to, now);
+		else if (out)
+			live_move(live, out->from, out->to, now);
+		else if (in)
+			live_move(live, in->from, CG_ONCPU, now);
+		if (out)
+			count_switch_out(live, out);
+		if (in)
+			count_switch_in(live, in);
 	}
 }
 
@@ -600,12 +574,12 @@ int BPF_PROG(cg_sched_switch, bool preempt, struct task_struct *prev, struct tas
 		next_ts = switch_in_decide(next, now, &in);
 	if (prev_ts && next_ts && prev_ts->cgid == next_ts->cgid && out.from == CG_ONCPU &&
 	    in.from < CG_NR_STATES) {
-		slots_switch_within(prev_ts, &out, &in, now);
+		slots_switch(prev_ts, &out, &in, now);
 	} else {
 		if (prev_ts)
-			slots_switch_out(prev_ts, &out, now);
+			slots_switch(prev_ts, &out, NULL, now);
 		if (next_ts && in.from < CG_NR_STATES)
-			slots_switch_in(next_ts, &in, now);
+			slots_switch(next_ts, NULL, &in, now);
 	}
 	/*
 	 * perf counters are read only where the running cgroup changes: everything counted on

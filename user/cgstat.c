@@ -4,6 +4,7 @@
  * together: options, cgroup resolution, the collector, the drain, and the outputs.
  */
 #include <errno.h>
+#include <malloc.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -185,12 +186,13 @@ static void free_dead_slots(struct collector *c, struct cgroup_names *names,
 			    uint32_t nr_slots, bool verbose)
 {
 	const char *name;
-	uint32_t slot;
+	uint32_t slot, freed = 0;
 	int err;
 
 	for (slot = 0; slot < nr_slots; slot++) {
 		if (!snap[slot].cgid || !snap[slot].dead || snap[slot].tasks > 0)
 			continue;
+		freed++;
 		err = collector__free_slot(c, slot, snap[slot].cgid);
 		if (err && verbose)
 			fprintf(stderr, "cgstat: cannot free slot %u: %s\n", slot, strerror(-err));
@@ -199,6 +201,13 @@ static void free_dead_slots(struct collector *c, struct cgroup_names *names,
 			summary__retire(summary, name);
 		cgroup_names__forget(names, snap[slot].cgid);
 	}
+	/*
+	 * Under churn every new cgroup's record and histogram is allocated and freed around the
+	 * small entries the summary keeps, and glibc holds the freed pages between them: a
+	 * 30-minute soak grew by 230 kB a minute with 6 MB in use. Hand them back.
+	 */
+	if (freed)
+		malloc_trim(0);
 }
 
 /* The perf event list and how each of its columns is counted. */

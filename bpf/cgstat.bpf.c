@@ -292,7 +292,7 @@ static __always_inline void slots_move(struct task_state *ts, __u32 from, __u32 
 	}
 }
 
-static __always_inline __u32 slot_alloc(__u64 cgid)
+static __always_inline __u32 slot_alloc(struct cgroup *cg, __u64 cgid)
 {
 	struct cg_slot_info *info;
 	__u32 slot, *winner;
@@ -307,8 +307,17 @@ static __always_inline __u32 slot_alloc(__u64 cgid)
 		return (__u32)-1;
 	info->dead = 0;
 	info->cgid = cgid;
-	if (!bpf_map_update_elem(&cgroup_slots, &cgid, &slot, BPF_NOEXIST))
+	if (!bpf_map_update_elem(&cgroup_slots, &cgid, &slot, BPF_NOEXIST)) {
+		/*
+		 * An exiting task leaves its cgroup's populated count before its last switch, so
+		 * its cgroup can be removed, and cgroup_rmdir have found no slot to mark, before
+		 * that switch makes one here. rmdir clears CSS_ONLINE before its tracepoint, and
+		 * the mapping is in place before this reads it: one of the two marks the slot.
+		 */
+		if (!(BPF_CORE_READ(cg, self.flags) & CSS_ONLINE))
+			info->dead = 1;
 		return slot;
+	}
 	/* Another CPU took a slot for this cgroup first: use its slot, give ours back. */
 	info->cgid = 0;
 	bpf_map_push_elem(&free_slots, &slot, 0);
@@ -347,7 +356,7 @@ static __always_inline void slots_resolve(struct task_state *ts, struct cgroup *
 
 	if (all_cgroups) {
 		slot = bpf_map_lookup_elem(&cgroup_slots, &cgid);
-		ts->slot[0] = slot ? *slot : slot_alloc(cgid);
+		ts->slot[0] = slot ? *slot : slot_alloc(cg, cgid);
 		if (ts->slot[0] == (__u32)-1) {
 			count_drop();
 			ts->nslots = 0;

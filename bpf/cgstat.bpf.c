@@ -77,6 +77,17 @@ static __always_inline __u32 ts_state(const struct task_state *ts)
 	return (ts->state - 1) & 3;
 }
 
+/*
+ * The state as the sched_switch program hands it on: CG_NR_STATES or more for none (not yet
+ * tracked, or exited). Read back from the task's storage rather than passed on as the
+ * constant each branch set, so that the verifier sees one unknown value where the branches
+ * join instead of following each branch's constant to the end of the program.
+ */
+static __always_inline __u32 ts_unsure_state(const struct task_state *ts)
+{
+	return READ_ONCE(ts->state) - 1;
+}
+
 struct {
 	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
@@ -186,6 +197,38 @@ static __always_inline void count_drop(void)
 }
 
 /*
+ * Visit each slot a task counts in with fn(index, ctx) (see for_each_slot()). In the
+ * all-cgroups mode that is its own cgroup's slot alone, and all_cgroups is read-only: fn is
+ * called once, inlined, in the hot path. A loop of CG_MAX_NEST inlined iterations at each of
+ * the hot path's slot updates multiplied the verifier's paths past 800,000 instructions and a
+ * second of loading, so the watched mode runs fn through bpf_loop(), verified once a site.
+ */
+struct slot_visit {
+	const struct task_state *ts;
+};
+
+typedef long (*slot_visitor)(__u32 index, void *ctx);
+
+static __always_inline struct cg_slot_live *slot_live_of(const struct task_state *ts, __u32 i)
+{
+	return bpf_map_lookup_elem(&slot_live, &ts->slot[i & (CG_MAX_NEST - 1)]);
+}
+
+/* visit (whose first member is a struct slot_visit) names ts; fn's ctx is visit. */
+static __always_inline void for_each_slot(const struct task_state *ts, slot_visitor fn, void *visit)
+{
+	struct slot_visit *v = visit;
+
+	v->ts = ts;
+	if (!all_cgroups) {
+		bpf_loop(ts->nslots < CG_MAX_NEST ? ts->nslots : CG_MAX_NEST, fn, visit, 0);
+		return;
+	}
+	if (ts->nslots)
+		fn(0, visit);
+}
+
+/*
  * count * enabled / running, as perf scales a multiplexed counter, in 16.16 fixed point so that
  * nothing overflows for counts below 2^47 between two reads (reads are at most an interval
  * apart: the snapshot reads every CPU).
@@ -197,17 +240,38 @@ static __always_inline __u64 counter_scale(__u64 count, __u64 enabled, __u64 run
 	return (count >> 16) * ratio + (((count & 0xffff) * ratio) >> 16);
 }
 
+struct counters_visit {
+	struct slot_visit v;
+	__u64 delta[CG_MAX_EVENTS];
+};
+
+static __always_inline long counters_add(__u32 index, void *ctx)
+{
+	struct counters_visit *c = ctx;
+	struct cg_slot_live *live = slot_live_of(c->v.ts, index);
+	__u32 e;
+
+	if (!live)
+		return 0;
+	for (e = 0; e < CG_MAX_EVENTS; e++) {
+		if (e >= nr_perf_events)
+			break;
+		live->counter[e] += c->delta[e];
+	}
+	return 0;
+}
+
 /*
  * Charge this CPU's perf counts since its last read to the slots of ts, the task whose cgroup
  * ran since (NULL: the idle task or an untracked one; the counts are dropped).
  */
 static __always_inline void counters_charge(const struct task_state *ts)
 {
-	__u32 zero = 0, cpu = bpf_get_smp_processor_id(), e, i;
-	__u64 delta[CG_MAX_EVENTS] = {}, enabled, running;
+	__u32 zero = 0, cpu = bpf_get_smp_processor_id(), e;
+	struct counters_visit c = {};
 	struct bpf_perf_event_value v;
 	struct cg_cpu_counters *last;
-	struct cg_slot_live *live;
+	__u64 enabled, running;
 
 	last = bpf_map_lookup_elem(&cpu_counters, &zero);
 	if (!last)
@@ -217,45 +281,80 @@ static __always_inline void counters_charge(const struct task_state *ts)
 			break;
 		if (bpf_perf_event_read_value(&perf_events, e * nr_cpus + cpu, &v, sizeof(v)))
 			continue;
-		delta[e] = v.counter - last->count[e];
+		c.delta[e] = v.counter - last->count[e];
 		enabled = v.enabled - last->enabled[e];
 		running = v.running - last->running[e];
 		last->count[e] = v.counter;
 		last->enabled[e] = v.enabled;
 		last->running[e] = v.running;
 		if (running && running < enabled) {
-			delta[e] = counter_scale(delta[e], enabled, running);
+			c.delta[e] = counter_scale(c.delta[e], enabled, running);
 			multiplexed = 1;
 		}
 	}
-	if (!ts)
-		return;
-	for (i = 0; i < CG_MAX_NEST; i++) {
-		if (i >= ts->nslots)
-			break;
-		live = bpf_map_lookup_elem(&slot_live, &ts->slot[i]);
-		if (!live)
-			continue;
-		for (e = 0; e < CG_MAX_EVENTS; e++) {
-			if (e >= nr_perf_events)
-				break;
-			live->counter[e] += delta[e];
-		}
-	}
+	if (ts)
+		for_each_slot(ts, counters_add, &c);
 }
 
 /* One slot on this CPU: a task leaves state from and enters state to at now (CG_NR_STATES: none).
  */
 static __always_inline void live_move(struct cg_slot_live *live, __u32 from, __u32 to, __u64 now)
 {
+	/*
+	 * The barriers keep clang from hoisting the address arithmetic out of a slot loop, away
+	 * from the checks that bound it for the verifier.
+	 */
 	if (from < CG_NR_STATES) {
+		barrier_var(from);
 		live->base[from] += now;
 		live->count[from]--;
 	}
 	if (to < CG_NR_STATES) {
+		barrier_var(to);
 		live->base[to] -= now;
 		live->count[to]++;
 	}
+}
+
+struct move_visit {
+	struct slot_visit v;
+	__u32 from;
+	__u32 to;
+	__u64 now;
+};
+
+static __always_inline long slot_move(__u32 index, void *ctx)
+{
+	struct move_visit *m = ctx;
+	struct cg_slot_live *live = slot_live_of(m->v.ts, index);
+
+	if (!live)
+		return 0;
+	live->seq++;
+	live_move(live, m->from, m->to, m->now);
+	return 0;
+}
+
+static __always_inline long slot_move_atomic(__u32 index, void *ctx)
+{
+	struct move_visit *m = ctx;
+	struct cg_slot_live *live = slot_live_of(m->v.ts, index);
+	__u32 from = m->from, to = m->to;
+
+	if (!live)
+		return 0;
+	if (from < CG_NR_STATES) {
+		barrier_var(from);
+		__sync_fetch_and_add(&live->base[from], m->now);
+		__sync_fetch_and_sub(&live->count[from], 1);
+	}
+	if (to < CG_NR_STATES) {
+		barrier_var(to);
+		__sync_fetch_and_sub(&live->base[to], m->now);
+		__sync_fetch_and_add(&live->count[to], 1);
+	}
+	__sync_fetch_and_add(&live->seq, 1);
+	return 0;
 }
 
 /*
@@ -266,30 +365,13 @@ static __always_inline void live_move(struct cg_slot_live *live, __u32 from, __u
 static __always_inline void slots_move(struct task_state *ts, __u32 from, __u32 to, __u64 now,
 				       bool atomic)
 {
-	struct cg_slot_live *live;
-	__u32 i;
+	struct move_visit m = { .from = from, .to = to, .now = now };
 
-	for (i = 0; i < CG_MAX_NEST; i++) {
-		if (i >= ts->nslots)
-			break;
-		live = bpf_map_lookup_elem(&slot_live, &ts->slot[i]);
-		if (!live)
-			continue;
-		if (atomic) {
-			if (from < CG_NR_STATES) {
-				__sync_fetch_and_add(&live->base[from], now);
-				__sync_fetch_and_sub(&live->count[from], 1);
-			}
-			if (to < CG_NR_STATES) {
-				__sync_fetch_and_sub(&live->base[to], now);
-				__sync_fetch_and_add(&live->count[to], 1);
-			}
-			__sync_fetch_and_add(&live->seq, 1);
-			continue;
-		}
-		live->seq++;
-		live_move(live, from, to, now);
-	}
+	/* two calls, each with a known function: BPF has no indirect calls */
+	if (atomic)
+		for_each_slot(ts, slot_move_atomic, &m);
+	else
+		for_each_slot(ts, slot_move, &m);
 }
 
 static __always_inline __u32 slot_alloc(struct cgroup *cg, __u64 cgid)
@@ -463,14 +545,12 @@ static __always_inline struct task_state *switch_out_decide(struct task_struct *
 	 * yet counts as voluntary, as does a yield as involuntary.
 	 */
 	nvcsw = prev->nvcsw;
-	if (ts->state == TS_UNTRACKED) {
+	out->from = ts_unsure_state(ts);
+	if (ts->state == TS_UNTRACKED)
 		/* running since before cgstat attached: no earlier snapshot to compare with */
 		out->voluntary = !preempt && prev_state != TASK_RUNNING;
-		out->from = CG_NR_STATES;
-	} else {
+	else
 		out->voluntary = nvcsw != ts->nvcsw;
-		out->from = ts_state(ts);
-	}
 	ts->nvcsw = nvcsw;
 
 	if (prev_state & TASK_DEAD)
@@ -484,6 +564,7 @@ static __always_inline struct task_state *switch_out_decide(struct task_struct *
 		out->to = CG_SLEEP;
 	ts->state = out->to < CG_NR_STATES ? out->to + 1 : TS_UNTRACKED;
 	ts->since = now;
+	out->to = ts_unsure_state(ts);
 	return ts;
 }
 
@@ -495,12 +576,11 @@ static __always_inline struct task_state *switch_in_decide(struct task_struct *n
 	ts = task_state_get(next, now, false);
 	if (!ts)
 		return NULL;
-	in->from = CG_NR_STATES;
+	in->from = ts_unsure_state(ts);
 	if (ts->state == TS_UNTRACKED) {
 		task_track(next, ts, CG_ONCPU, now, false);
 		return ts;
 	}
-	in->from = ts_state(ts);
 	in->wait = now - ts->since;
 	in->bucket = cg_hist_bucket(in->wait);
 	ts->state = CG_ONCPU + 1;
@@ -528,6 +608,33 @@ static __always_inline void count_switch_in(struct cg_slot_live *live, const str
 		live->runq_max_ns = in->wait;
 }
 
+struct switch_visit {
+	struct slot_visit v;
+	const struct switch_out *out;
+	const struct switch_in *in;
+	__u64 now;
+};
+
+static __always_inline long slot_switch(__u32 index, void *ctx)
+{
+	struct switch_visit *w = ctx;
+	struct cg_slot_live *live = slot_live_of(w->v.ts, index);
+
+	if (!live)
+		return 0;
+	if (w->out && w->in)
+		live_move(live, w->in->from, w->out->to, w->now);
+	else if (w->out)
+		live_move(live, w->out->from, w->out->to, w->now);
+	else if (w->in)
+		live_move(live, w->in->from, CG_ONCPU, w->now);
+	if (w->out)
+		count_switch_out(live, w->out);
+	if (w->in)
+		count_switch_in(live, w->in);
+	return 0;
+}
+
 /*
  * A switch's parts in the slots of ts: out (prev leaving the CPU), in (next coming on), or
  * both when the two tasks share the cgroup (the common case): then one pass does, and the
@@ -537,26 +644,9 @@ static __always_inline void count_switch_in(struct cg_slot_live *live, const str
 static __always_inline void slots_switch(const struct task_state *ts, const struct switch_out *out,
 					 const struct switch_in *in, __u64 now)
 {
-	struct cg_slot_live *live;
-	__u32 i;
+	struct switch_visit w = { .out = out, .in = in, .now = now };
 
-	for (i = 0; i < CG_MAX_NEST; i++) {
-		if (i >= ts->nslots)
-			break;
-		live = bpf_map_lookup_elem(&slot_live, &ts->slot[i]);
-		if (!live)
-			continue;
-		if (out && in)
-			live_move(live, in->from, out->to, now);
-		else if (out)
-			live_move(live, out->from, out->to, now);
-		else if (in)
-			live_move(live, in->from, CG_ONCPU, now);
-		if (out)
-			count_switch_out(live, out);
-		if (in)
-			count_switch_in(live, in);
-	}
+	for_each_slot(ts, slot_switch, &w);
 }
 
 static __always_inline __u64 ts_cgid(const struct task_state *ts)
@@ -642,12 +732,21 @@ int BPF_PROG(cg_sched_wakeup_new, struct task_struct *p)
  * set_task_cpu() fires this even when the CPU does not change, and the kernel counts
  * se.nr_migrations only when it does: count the same, for p's cgroup (p is rarely current).
  */
+static __always_inline long slot_migrated(__u32 index, void *ctx)
+{
+	struct slot_visit *v = ctx;
+	struct cg_slot_live *live = slot_live_of(v->ts, index);
+
+	if (live)
+		live->migrations++;
+	return 0;
+}
+
 SEC("tp_btf/sched_migrate_task")
 int BPF_PROG(cg_sched_migrate_task, struct task_struct *p, int dest_cpu)
 {
-	struct cg_slot_live *live;
+	struct slot_visit v;
 	struct task_state *ts;
-	__u32 i;
 
 	if (task_cpu_of(p) == (__u32)dest_cpu || !p->pid)
 		return 0;
@@ -656,15 +755,8 @@ int BPF_PROG(cg_sched_migrate_task, struct task_struct *p, int dest_cpu)
 	if (!ts || ts->state == TS_UNTRACKED)
 		return 0;
 	ts = task_state_get(p, task_clock(p), false);
-	if (!ts)
-		return 0;
-	for (i = 0; i < CG_MAX_NEST; i++) {
-		if (i >= ts->nslots)
-			break;
-		live = bpf_map_lookup_elem(&slot_live, &ts->slot[i]);
-		if (live)
-			live->migrations++;
-	}
+	if (ts)
+		for_each_slot(ts, slot_migrated, &v);
 	return 0;
 }
 

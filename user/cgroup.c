@@ -442,6 +442,8 @@ const char *cgroup_label(const struct cgroup_mount *m, const char *path)
 struct name_slot {
 	uint64_t id;
 	char *label;
+	uint32_t walk;	 /* the last walk that found the cgroup */
+	bool handed_out; /* returned by cgroup_names__get(): kept until forgotten */
 };
 
 struct cgroup_names {
@@ -449,7 +451,8 @@ struct cgroup_names {
 	struct name_slot *slots;
 	size_t nr_slots; /* a power of two */
 	size_t nr_used;
-	bool walked; /* the tree was walked since the last cgroup_names__new_interval() */
+	uint32_t walk; /* walks so far */
+	bool walked;   /* the tree was walked since the last cgroup_names__new_interval() */
 };
 
 #define NAMES_INITIAL_SLOTS 256
@@ -533,7 +536,53 @@ static int record_name(void *ctx, const char *path, const struct stat *st)
 
 	if (!names_insert(names, st->st_ino, cgroup_label(&names->mount, path)))
 		return -errno;
+	find_slot(names, st->st_ino)->walk = names->walk;
 	return 0;
+}
+
+/*
+ * Backward-shift deletion: no tombstones, so lookups never slow down with churn. Entries after
+ * hole in its probe run may move back into it, and only into it or later slots of the run.
+ */
+static void delete_at(struct cgroup_names *names, size_t hole)
+{
+	size_t mask = names->nr_slots - 1;
+	size_t i = hole;
+
+	free(names->slots[hole].label);
+	names->nr_used--;
+	for (;;) {
+		size_t home;
+
+		i = (i + 1) & mask;
+		if (!names->slots[i].label)
+			break;
+		home = slot_home(names, names->slots[i].id);
+		/* An entry may move back only if its home is not cyclically in (hole, i]. */
+		if (((i - home) & mask) >= ((i - hole) & mask)) {
+			names->slots[hole] = names->slots[i];
+			hole = i;
+		}
+	}
+	names->slots[hole] = (struct name_slot){};
+}
+
+/*
+ * After a walk, drop what it did not find and nobody was given: cgroups made and removed
+ * without ever running a task are found by some walk but never forgotten by the drain, and
+ * would otherwise stay for the whole run.
+ */
+static void drop_unseen(struct cgroup_names *names)
+{
+	struct name_slot *slot;
+	size_t i;
+
+	for (i = 0; i < names->nr_slots; i++) {
+		slot = &names->slots[i];
+		/* a deletion may move an entry into slot i: look at it again */
+		while (slot->label && !slot->handed_out && slot->walk != names->walk)
+			delete_at(names, i);
+	}
 }
 
 struct cgroup_names *cgroup_names__new(const struct cgroup_mount *m)
@@ -561,27 +610,41 @@ const char *cgroup_names__get(struct cgroup_names *names, uint64_t id)
 {
 	struct name_slot *slot = find_slot(names, id);
 	char fallback[24];
+	const char *label;
+	int ret;
 
-	if (slot->label && !(is_fallback(slot->label) && !names->walked))
+	if (slot->label && !(is_fallback(slot->label) && !names->walked)) {
+		slot->handed_out = true;
 		return slot->label;
+	}
 	/*
 	 * One walk records every cgroup there is; an id it did not find is a cgroup removed
 	 * already, and walking again for each of those would cost a walk per removed cgroup.
 	 */
 	if (!names->walked) {
 		names->walked = true;
-		if (walk_tree(names->mount.path, record_name, names) == -ENOMEM) {
+		names->walk++;
+		ret = walk_tree(names->mount.path, record_name, names);
+		if (ret == -ENOMEM) {
 			errno = ENOMEM;
 			return NULL;
 		}
+		/* a walk cut short did not see everything there is */
+		if (!ret)
+			drop_unseen(names);
 		slot = find_slot(names, id);
-		if (slot->label)
+		if (slot->label) {
+			slot->handed_out = true;
 			return slot->label;
+		}
 	}
 	/* Inserting keeps what the walk recorded; the fallback is stored only when it found
 	 * nothing. */
 	snprintf(fallback, sizeof(fallback), "#%" PRIu64, id);
-	return names_insert(names, id, fallback);
+	label = names_insert(names, id, fallback);
+	if (label)
+		find_slot(names, id)->handed_out = true;
+	return label;
 }
 
 void cgroup_names__new_interval(struct cgroup_names *names)
@@ -589,32 +652,17 @@ void cgroup_names__new_interval(struct cgroup_names *names)
 	names->walked = false;
 }
 
-/* Backward-shift deletion: no tombstones, so lookups never slow down with churn. */
 void cgroup_names__forget(struct cgroup_names *names, uint64_t id)
 {
-	size_t mask = names->nr_slots - 1;
 	struct name_slot *slot = find_slot(names, id);
-	size_t hole = (size_t)(slot - names->slots);
-	size_t i = hole;
 
-	if (!slot->label)
-		return;
-	free(slot->label);
-	names->nr_used--;
-	for (;;) {
-		size_t home;
+	if (slot->label)
+		delete_at(names, (size_t)(slot - names->slots));
+}
 
-		i = (i + 1) & mask;
-		if (!names->slots[i].label)
-			break;
-		home = slot_home(names, names->slots[i].id);
-		/* An entry may move back only if its home is not cyclically in (hole, i]. */
-		if (((i - home) & mask) >= ((i - hole) & mask)) {
-			names->slots[hole] = names->slots[i];
-			hole = i;
-		}
-	}
-	names->slots[hole] = (struct name_slot){};
+size_t cgroup_names__size(const struct cgroup_names *names)
+{
+	return names->nr_used;
 }
 
 void cgroup_names__free(struct cgroup_names *names)

@@ -47,13 +47,17 @@ const char *cgroup_label(const struct cgroup_mount *m, const char *path);
  * Id-to-label cache for the all-cgroups mode. cgroup_names__get() walks the tree again when it
  * meets an id it does not know, at most once between two cgroup_names__new_interval() calls
  * (the drain makes one per interval); a cgroup removed before it was walked is labelled by its
- * id ("#1234").
+ * id ("#1234"). A label returned stays valid until its id is forgotten; a walk drops the
+ * labels of every other cgroup it no longer finds, so the cache holds the cgroups that exist
+ * and those handed out, however many come and go.
  */
 struct cgroup_names;
 struct cgroup_names *cgroup_names__new(const struct cgroup_mount *m);
 const char *cgroup_names__get(struct cgroup_names *names, uint64_t id);
 void cgroup_names__new_interval(struct cgroup_names *names);
 void cgroup_names__forget(struct cgroup_names *names, uint64_t id);
+/* Labels held. */
+size_t cgroup_names__size(const struct cgroup_names *names);
 void cgroup_names__free(struct cgroup_names *names);
 
 #endif /* CGSTAT_CGROUP_H */

@@ -212,6 +212,7 @@ static void test_names(const struct cgroup_mount *m)
 	struct cgroup_names *names = cgroup_names__new(m);
 	uint64_t many[NR_MANY];
 	const char *ab, *unknown;
+	size_t before;
 	char rel[64], expected[64];
 	bool all_right = true;
 
@@ -279,6 +280,33 @@ static void test_names(const struct cgroup_mount *m)
 	cgroup_names__new_interval(names);
 	CHECK_STR(cgroup_names__get(names, many[0]), "/many/d0");
 	cgroup_names__forget(names, 12345);
+
+	/*
+	 * Cgroups that come and go without a task are found by walks but never asked for: once
+	 * gone, the next walk lets them go, and keeps every label it handed out.
+	 */
+	/* the drain forgets removed cgroups; here their inode numbers may come back */
+	for (int i = 1; i < NR_MANY; i += 2)
+		cgroup_names__forget(names, many[i]);
+	before = cgroup_names__size(names);
+	make_dir("mnt/idle");
+	for (int i = 0; i < 300; i++) {
+		snprintf(rel, sizeof(rel), "mnt/idle/e%d", i);
+		make_dir(rel);
+	}
+	cgroup_names__new_interval(names);
+	CHECK_STR(cgroup_names__get(names, ino_of("mnt/idle")), "/idle");
+	CHECK(cgroup_names__size(names) == before + 301);
+	for (int i = 0; i < 300; i++) {
+		snprintf(rel, sizeof(rel), "mnt/idle/e%d", i);
+		rmdir(at(rel));
+	}
+	cgroup_names__new_interval(names);
+	snprintf(expected, sizeof(expected), "#%" PRIu64, (uint64_t)12345);
+	CHECK_STR(cgroup_names__get(names, 12345), expected); /* an unknown id: a walk */
+	CHECK(cgroup_names__size(names) == before + 2);
+	CHECK_STR(ab, "/a/b");
+	CHECK_STR(cgroup_names__get(names, ino_of("mnt/idle")), "/idle");
 	cgroup_names__free(names);
 
 	names = cgroup_names__new(&gone);

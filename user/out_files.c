@@ -107,7 +107,11 @@ static bool row_file_is_open(const struct row_file *rf)
 	return rf->fd >= 0;
 }
 
-/* Write the rows formatted since the last commit, whole or not at all. */
+/*
+ * Write the rows formatted since the last commit, whole or not at all. The memory stream is
+ * rewound, not closed: its buffer, the size of an interval's rows, is kept for the next one
+ * rather than freed and grown again every interval among the allocations that last.
+ */
 static int row_file_commit(struct row_file *rf)
 {
 	int err;
@@ -119,13 +123,10 @@ static int row_file_commit(struct row_file *rf)
 		rf->size += rf->len;
 	else if (ftruncate(rf->fd, rf->size))
 		err = -errno;
-	fclose(rf->rows);
-	free(rf->buf);
-	rf->buf = NULL;
-	rf->len = 0;
-	rf->rows = open_memstream(&rf->buf, &rf->len);
-	if (!rf->rows && !err)
+	/* the length follows the position at the next flush */
+	if (fseeko(rf->rows, 0, SEEK_SET) && !err)
 		err = -errno;
+	rf->len = 0;
 	return err;
 }
 

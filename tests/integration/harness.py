@@ -7,11 +7,13 @@ Every check compares cgstat with something it did not compute: the kernel's per-
 known shape of a workload. Each test file ends with the line "N passed, N failed"."""
 
 import argparse
+import atexit
 import contextlib
 import csv
 import io
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -124,15 +126,29 @@ def remove_cgroup_tree(path):
     raise RuntimeError("cannot remove " + path)
 
 
+def scratch_path(path):
+    """path is removed when the test ends, unless CGSTAT_KEEP_OUTPUT is set (to look at what a
+    failing test saw)."""
+    def remove():
+        if os.path.isdir(path):
+            shutil.rmtree(path, ignore_errors=True)
+        elif os.path.lexists(path):
+            os.unlink(path)
+
+    if not os.environ.get("CGSTAT_KEEP_OUTPUT"):
+        atexit.register(remove)
+    return path
+
+
 class Cgstat:
     """cgstat running in the background, started with -v so that the test knows when it has
     attached, stdout captured to a file."""
 
-    def __init__(self, binary, args, out_dir=None, stdout_path=None):
-        self.out_dir = out_dir or tempfile.mkdtemp(prefix="cgstat-out-")
-        self.stdout_path = stdout_path or os.path.join(self.out_dir, "..stdout-" + str(os.getpid()))
-        self.stdout_path = os.path.join(tempfile.gettempdir(),
-                                        "cgstat-stdout-%d-%d" % (os.getpid(), id(self)))
+    def __init__(self, binary, args, out_dir=None):
+        self.out_dir = out_dir or scratch_path(tempfile.mkdtemp(prefix="cgstat-out-"))
+        fd, self.stdout_path = tempfile.mkstemp(prefix="cgstat-stdout-")
+        os.close(fd)
+        scratch_path(self.stdout_path)
         self.stdout = open(self.stdout_path, "wb")
         self.proc = subprocess.Popen([binary, "-v", "-o", self.out_dir] + list(args),
                                      stdout=self.stdout, stderr=subprocess.PIPE)

@@ -77,7 +77,10 @@ static void make_dir(const char *rel)
 {
 	char path[256];
 
-	snprintf(path, sizeof(path), "%s/%s", tree, rel);
+	if ((size_t)snprintf(path, sizeof(path), "%s/%s", tree, rel) >= sizeof(path)) {
+		fprintf(stderr, "%s/%s: path too long\n", tree, rel);
+		exit(2);
+	}
 	if (mkdir(path, 0755) && errno != EEXIST) {
 		perror(path);
 		exit(2);

@@ -83,7 +83,7 @@ static __always_inline __u32 ts_state(const struct task_state *ts)
  * constant each branch set, so that the verifier sees one unknown value where the branches
  * join instead of following each branch's constant to the end of the program.
  */
-static __always_inline __u32 ts_unsure_state(const struct task_state *ts)
+static __always_inline __u32 ts_state_or_none(const struct task_state *ts)
 {
 	return READ_ONCE(ts->state) - 1;
 }
@@ -378,6 +378,7 @@ static __always_inline __u32 slot_alloc(struct cgroup *cg, __u64 cgid)
 {
 	struct cg_slot_info *info;
 	__u32 slot, *winner;
+	int level;
 
 	if (bpf_map_pop_elem(&free_slots, &slot)) {
 		slot = __sync_fetch_and_add(&slot_hwm, 1);
@@ -388,6 +389,12 @@ static __always_inline __u32 slot_alloc(struct cgroup *cg, __u64 cgid)
 	if (!info)
 		return (__u32)-1;
 	info->dead = 0;
+	level = BPF_CORE_READ(cg, level);
+	info->parent_cgid =
+		level > 0 ? cgroup_ancestor_id(cg, (level - 1) & (MAX_CGROUP_LEVEL - 1)) : 0;
+	bpf_probe_read_kernel_str(info->leaf_name, sizeof(info->leaf_name),
+				  BPF_CORE_READ(cg, kn, name));
+	/* the id last: user space reads the rest once it sees the id */
 	info->cgid = cgid;
 	if (!bpf_map_update_elem(&cgroup_slots, &cgid, &slot, BPF_NOEXIST)) {
 		/*
@@ -545,7 +552,7 @@ static __always_inline struct task_state *switch_out_decide(struct task_struct *
 	 * yet counts as voluntary, as does a yield as involuntary.
 	 */
 	nvcsw = prev->nvcsw;
-	out->from = ts_unsure_state(ts);
+	out->from = ts_state_or_none(ts);
 	if (ts->state == TS_UNTRACKED)
 		/* running since before cgstat attached: no earlier snapshot to compare with */
 		out->voluntary = !preempt && prev_state != TASK_RUNNING;
@@ -564,7 +571,7 @@ static __always_inline struct task_state *switch_out_decide(struct task_struct *
 		out->to = CG_SLEEP;
 	ts->state = out->to < CG_NR_STATES ? out->to + 1 : TS_UNTRACKED;
 	ts->since = now;
-	out->to = ts_unsure_state(ts);
+	out->to = ts_state_or_none(ts);
 	return ts;
 }
 
@@ -576,7 +583,7 @@ static __always_inline struct task_state *switch_in_decide(struct task_struct *n
 	ts = task_state_get(next, now, false);
 	if (!ts)
 		return NULL;
-	in->from = ts_unsure_state(ts);
+	in->from = ts_state_or_none(ts);
 	if (ts->state == TS_UNTRACKED) {
 		task_track(next, ts, CG_ONCPU, now, false);
 		return ts;
@@ -853,6 +860,16 @@ static long snapshot_slot(__u32 index, struct snapshot_ctx *c)
 			break;
 	}
 	if (c->first) {
+		/*
+		 * A new cgroup in the slot: its histogram starts empty. (The barrier keeps clang
+		 * from making the loop a memset, which BPF does not have for this size.)
+		 */
+		if (snap->cgid != info->cgid) {
+			for (b = 0; b < CG_HIST_BUCKETS; b++) {
+				snap->runq_hist[b] = 0;
+				barrier_var(b);
+			}
+		}
 		snap->cgid = info->cgid;
 		snap->dead = info->dead;
 		for (s = 0; s < CG_NR_STATES; s++)
@@ -865,8 +882,6 @@ static long snapshot_slot(__u32 index, struct snapshot_ctx *c)
 		snap->runq_max_ns = live->runq_max_ns;
 		for (e = 0; e < CG_MAX_EVENTS; e++)
 			snap->counter[e] = live->counter[e];
-		for (b = 0; b < CG_HIST_BUCKETS; b++)
-			snap->runq_hist[b] = live->runq_hist[b];
 	} else {
 		for (s = 0; s < CG_NR_STATES; s++)
 			snap->time_ns[s] += time_ns[s];
@@ -879,8 +894,19 @@ static long snapshot_slot(__u32 index, struct snapshot_ctx *c)
 			snap->runq_max_ns = live->runq_max_ns;
 		for (e = 0; e < CG_MAX_EVENTS; e++)
 			snap->counter[e] += live->counter[e];
-		for (b = 0; b < CG_HIST_BUCKETS; b++)
+	}
+	/*
+	 * The histogram is most of a slot (305 buckets), and a CPU where the cgroup had no wait
+	 * since the last snapshot has nothing to add: its waits are moved into the slot's
+	 * cumulative histogram instead of copied, so such a CPU is skipped. No switch (the only
+	 * writer of the histogram) can run on this CPU meanwhile.
+	 */
+	if (live->runq_waits != live->runq_waits_snapped) {
+		for (b = 0; b < CG_HIST_BUCKETS; b++) {
 			snap->runq_hist[b] += live->runq_hist[b];
+			live->runq_hist[b] = 0;
+		}
+		live->runq_waits_snapped = live->runq_waits;
 	}
 	live->runq_max_ns = 0;
 	return 0;

@@ -59,6 +59,12 @@ struct cg_slot_live {
 	__u64 runq_waits;
 	__u64 runq_max_ns; /* since the last snapshot on this CPU; the snapshot resets it */
 	__u64 counter[CG_MAX_EVENTS]; /* perf counts while this cgroup ran, scaled if multiplexed */
+	/*
+	 * The waits since the last snapshot that had new ones on this CPU: that snapshot added
+	 * them to the slot's cumulative histogram and emptied this one. runq_waits_snapped is
+	 * runq_waits as it did, so an unchanged runq_waits means nothing to add.
+	 */
+	__u64 runq_waits_snapped;
 	__u32 runq_hist[CG_HIST_BUCKETS];
 };
 
@@ -72,11 +78,21 @@ struct cg_cpu_counters {
 	__u64 running[CG_MAX_EVENTS];
 };
 
+/* A cgroup directory's name, NAME_MAX and its NUL. */
+#define CG_LEAF_NAME_MAX 256
+
 /* What user space needs to know of a slot besides its counts. */
 struct cg_slot_info {
 	__u64 cgid; /* 0: free */
 	__u32 dead; /* the cgroup was removed; free the slot once no task counts in it */
 	__u32 pad;
+	/*
+	 * The cgroup's parent and its own directory name as the slot was taken, so that user
+	 * space can label a new cgroup from its parent's label without walking the tree, even
+	 * once it is gone. parent_cgid 0: the root.
+	 */
+	__u64 parent_cgid;
+	char leaf_name[CG_LEAF_NAME_MAX];
 };
 
 /*

@@ -647,6 +647,47 @@ const char *cgroup_names__get(struct cgroup_names *names, uint64_t id)
 	return label;
 }
 
+const char *cgroup_names__known(struct cgroup_names *names, uint64_t id)
+{
+	const char *label = cgroup_names__stored(names, id);
+
+	return label && !is_fallback(label) ? label : NULL;
+}
+
+const char *cgroup_names__stored(struct cgroup_names *names, uint64_t id)
+{
+	struct name_slot *slot = find_slot(names, id);
+
+	if (slot->label)
+		slot->handed_out = true;
+	return slot->label;
+}
+
+const char *cgroup_names__add_child(struct cgroup_names *names, uint64_t id, uint64_t parent_id,
+				    const char *leaf)
+{
+	const struct name_slot *parent = find_slot(names, parent_id);
+	char label[PATH_MAX];
+	const char *stored;
+	int n;
+
+	if (!*leaf || !parent->label || is_fallback(parent->label)) {
+		errno = ENOENT;
+		return NULL;
+	}
+	/* the root's children: "/" + leaf, not "//" + leaf */
+	n = snprintf(label, sizeof(label), "%s/%s", strcmp(parent->label, "/") ? parent->label : "",
+		     leaf);
+	if (n < 0 || (size_t)n >= sizeof(label)) {
+		errno = ENAMETOOLONG;
+		return NULL;
+	}
+	stored = names_insert(names, id, label);
+	if (stored)
+		find_slot(names, id)->handed_out = true;
+	return stored;
+}
+
 void cgroup_names__new_interval(struct cgroup_names *names)
 {
 	names->walked = false;

@@ -55,6 +55,20 @@ struct cgroup_names;
 struct cgroup_names *cgroup_names__new(const struct cgroup_mount *m);
 const char *cgroup_names__get(struct cgroup_names *names, uint64_t id);
 void cgroup_names__new_interval(struct cgroup_names *names);
+
+/* The label of id if it has a real one (not "#id"), never walking: NULL otherwise. */
+const char *cgroup_names__known(struct cgroup_names *names, uint64_t id);
+
+/* The label of id as stored, "#id" included, never walking: NULL if it has none. */
+const char *cgroup_names__stored(struct cgroup_names *names, uint64_t id);
+
+/*
+ * Label id as the child named leaf of parent_id, whose label must be known: a new cgroup is
+ * labelled without a walk, even after it is gone. NULL and errno (ENOENT: the parent is not
+ * known, or leaf is empty; ENOMEM).
+ */
+const char *cgroup_names__add_child(struct cgroup_names *names, uint64_t id, uint64_t parent_id,
+				    const char *leaf);
 void cgroup_names__forget(struct cgroup_names *names, uint64_t id);
 /* Labels held. */
 size_t cgroup_names__size(const struct cgroup_names *names);

@@ -115,15 +115,32 @@ static int watch_list_resolve(struct watch_list *w, const struct cg_opts *opts,
 struct label_ctx {
 	const struct watch_list *watched;
 	struct cgroup_names *names;
+	struct collector *collector;
 };
 
+/*
+ * A new cgroup is labelled from its parent's label and the name the BPF side read when its
+ * slot was taken: walking the tree for it, under churn, was most of the drain's time (a walk
+ * opens and lists every cgroup directory). The walk remains for the parents nobody labelled.
+ */
 static const char *slot_label(void *ctx, uint32_t slot, uint64_t cgid)
 {
 	struct label_ctx *l = ctx;
+	char leaf[CG_LEAF_NAME_MAX];
+	const char *label;
+	uint64_t parent;
 
-	if (l->names)
-		return cgroup_names__get(l->names, cgid);
-	return slot < (uint32_t)l->watched->nr ? l->watched->labels[slot] : "?";
+	if (!l->names)
+		return slot < (uint32_t)l->watched->nr ? l->watched->labels[slot] : "?";
+	label = cgroup_names__known(l->names, cgid);
+	if (label)
+		return label;
+	if (!collector__slot_origin(l->collector, slot, cgid, &parent, leaf)) {
+		label = cgroup_names__add_child(l->names, cgid, parent, leaf);
+		if (label || errno == ENOMEM)
+			return label;
+	}
+	return cgroup_names__get(l->names, cgid);
 }
 
 /* Refuse early, with one line, what would otherwise fail deep inside libbpf. */
@@ -196,7 +213,8 @@ static void free_dead_slots(struct collector *c, struct cgroup_names *names,
 		err = collector__free_slot(c, slot, snap[slot].cgid);
 		if (err && verbose)
 			fprintf(stderr, "cgstat: cannot free slot %u: %s\n", slot, strerror(-err));
-		name = cgroup_names__get(names, snap[slot].cgid);
+		/* a cgroup that never had a row has no label, and nothing in the summary */
+		name = cgroup_names__stored(names, snap[slot].cgid);
 		if (name)
 			summary__retire(summary, name);
 		cgroup_names__forget(names, snap[slot].cgid);
@@ -481,6 +499,7 @@ int main(int argc, char **argv)
 	r.collector = collector__open(&copts);
 	if (!r.collector)
 		goto out;
+	labels.collector = r.collector;
 	r.drain = drain__new(copts.all_cgroups ? opts.max_cgroups : (uint32_t)watched.nr,
 			     events.drain, events.nr, slot_label, &labels);
 	if (!r.drain)

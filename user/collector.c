@@ -245,6 +245,24 @@ int collector__free_slot(struct collector *c, uint32_t slot, uint64_t cgid)
 				    BPF_ANY);
 }
 
+int collector__slot_origin(struct collector *c, uint32_t slot, uint64_t cgid, uint64_t *parent_cgid,
+			   char *name)
+{
+	struct cg_slot_info info;
+	int err;
+
+	err = bpf_map__lookup_elem(c->skel->maps.slot_info, &slot, sizeof(slot), &info,
+				   sizeof(info), 0);
+	if (err)
+		return err;
+	if (info.cgid != cgid)
+		return -ENOENT;
+	*parent_cgid = info.parent_cgid;
+	memcpy(name, info.leaf_name, CG_LEAF_NAME_MAX);
+	name[CG_LEAF_NAME_MAX - 1] = '\0';
+	return 0;
+}
+
 uint64_t collector__dropped_events(const struct collector *c)
 {
 	return c->skel->bss->dropped_events;

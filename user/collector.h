@@ -42,6 +42,14 @@ int collector__snapshot(struct collector *c, const struct cg_slot_snap **snap, u
 /* Give a removed cgroup's slot back for reuse; only once its snapshot shows no task. */
 int collector__free_slot(struct collector *c, uint32_t slot, uint64_t cgid);
 
+/*
+ * The parent id (0: the root) and directory name that slot's cgroup had when the slot was
+ * taken, in the all-cgroups mode; name holds CG_LEAF_NAME_MAX bytes. 0, -ENOENT when the slot
+ * no longer belongs to cgid, or -errno.
+ */
+int collector__slot_origin(struct collector *c, uint32_t slot, uint64_t cgid, uint64_t *parent_cgid,
+			   char *name);
+
 /* Tasks the BPF side could not attribute because a map was full, since start. */
 uint64_t collector__dropped_events(const struct collector *c);
 

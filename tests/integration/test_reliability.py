@@ -195,6 +195,11 @@ def churn(args):
                if label not in seen and "#%d" % cgid not in seen]
     h.check(not missing, "churn: each of the %d removed cgroups had a slot and rows in the"
             " all-cgroups run; without: %s" % (len(dead), missing[:10]))
+    # each lived for one short process, most were gone before the next drain: the names the
+    # BPF side read at their first switch label them, where a walk could only find an id
+    by_number = [label for cgid, label in dead.items() if "#%d" % cgid in seen]
+    h.check(not by_number, "churn: removed cgroups labelled by their path, not their id: %d of"
+            " %d by id (%s)" % (len(by_number), len(dead), by_number[:5]))
     dropped = (everything.summary().get("droppedEvents"), watched.summary().get("droppedEvents"))
     h.check(dropped == (0, 0), "churn: droppedEvents in the summaries (all cgroups, watched):"
             " %s, %s" % dropped)

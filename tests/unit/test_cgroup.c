@@ -23,6 +23,9 @@
 
 #define NR_MANY 2000
 
+/* Ids no directory of the fixture has (inode numbers are far smaller). */
+#define FAKE_ID(n) ((UINT64_C(1) << 60) + (n))
+
 static char tmp[64];
 
 /* tmp + "/" + rel, in one of a few rotating buffers so that calls can be nested in a CHECK. */
@@ -302,11 +305,44 @@ static void test_names(const struct cgroup_mount *m)
 		rmdir(at(rel));
 	}
 	cgroup_names__new_interval(names);
-	snprintf(expected, sizeof(expected), "#%" PRIu64, (uint64_t)12345);
-	CHECK_STR(cgroup_names__get(names, 12345), expected); /* an unknown id: a walk */
+	snprintf(expected, sizeof(expected), "#%" PRIu64, FAKE_ID(5));
+	CHECK_STR(cgroup_names__get(names, FAKE_ID(5)), expected); /* an unknown id: a walk */
 	CHECK(cgroup_names__size(names) == before + 2);
 	CHECK_STR(ab, "/a/b");
 	CHECK_STR(cgroup_names__get(names, ino_of("mnt/idle")), "/idle");
+
+	/*
+	 * A child labelled from its parent's label and its own name, as the BPF side read them:
+	 * no walk, so it works for a cgroup already gone, and stays until forgotten.
+	 */
+	CHECK(cgroup_names__known(names, FAKE_ID(1)) == NULL);
+	CHECK_STR(
+		cgroup_names__add_child(names, FAKE_ID(1), ino_of("mnt/idle"), "gone, \"quoted\""),
+		"/idle/gone, \"quoted\"");
+	CHECK_STR(cgroup_names__known(names, FAKE_ID(1)), "/idle/gone, \"quoted\"");
+	CHECK_STR(cgroup_names__add_child(names, FAKE_ID(2), ino_of("mnt"), "top"), "/top");
+	CHECK_STR(cgroup_names__add_child(names, FAKE_ID(3), FAKE_ID(1), "deeper"),
+		  "/idle/gone, \"quoted\"/deeper");
+	/* an unknown parent, a parent known only by its number, an empty name: not here */
+	errno = 0;
+	CHECK(cgroup_names__add_child(names, FAKE_ID(4), FAKE_ID(8), "x") == NULL &&
+	      errno == ENOENT);
+	CHECK(cgroup_names__add_child(names, FAKE_ID(4), FAKE_ID(5), "x") == NULL);
+	CHECK(cgroup_names__add_child(names, FAKE_ID(4), ino_of("mnt"), "") == NULL);
+	/* a "#id" label is stored but not known, and a child's name replaces it */
+	snprintf(expected, sizeof(expected), "#%" PRIu64, FAKE_ID(5));
+	CHECK_STR(cgroup_names__stored(names, FAKE_ID(5)), expected);
+	CHECK(cgroup_names__known(names, FAKE_ID(5)) == NULL);
+	CHECK_STR(cgroup_names__add_child(names, FAKE_ID(5), ino_of("mnt"), "late"), "/late");
+	CHECK_STR(cgroup_names__known(names, FAKE_ID(5)), "/late");
+	CHECK(cgroup_names__stored(names, 999999) == NULL);
+	/* labels handed out survive the next walk, though no directory has them */
+	cgroup_names__new_interval(names);
+	snprintf(expected, sizeof(expected), "#%" PRIu64, FAKE_ID(9));
+	CHECK_STR(cgroup_names__get(names, FAKE_ID(9)), expected);
+	CHECK_STR(cgroup_names__known(names, FAKE_ID(1)), "/idle/gone, \"quoted\"");
+	cgroup_names__forget(names, FAKE_ID(1));
+	CHECK(cgroup_names__known(names, FAKE_ID(1)) == NULL);
 	cgroup_names__free(names);
 
 	names = cgroup_names__new(&gone);

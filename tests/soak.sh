@@ -8,8 +8,9 @@
 # removes it, over and over, and, with the workload, 500 processes of 10 threads at a time
 # forking and exiting.
 #
-# Every 60 s one line: elapsed seconds, cgstat's VmRSS (kB), the entries of its cgroup_slots
-# map (BPF: a cgroup id per slot in use), the rows of sched-stats.csv so far. At the end a
+# Every 60 s one line: elapsed seconds, cgstat's VmRSS (kB) and where it is (malloc's heap,
+# other anonymous memory, the mmap'd BPF maps, files), the entries of its cgroup_slots map (BPF:
+# a cgroup id per slot in use), the rows of sched-stats.csv so far. At the end a
 # verdict compares the RSS at 2 minutes (the first line, if the run is shorter) with the
 # final one, and after the churn stops looks for removed cgroups left in cgroup_slots; exit 0
 # when the RSS grew by at most 5 % or 1024 kB, no removed cgroup was left and cgstat exited 0.
@@ -115,6 +116,19 @@ rss() {
 	awk '$1 == "VmRSS:" { print $2 }' /proc/"$cgstat_pid"/status
 }
 
+# Where the RSS is: malloc's heap ([heap]), other anonymous memory (glibc's mmap'd chunks and
+# thread arenas), the BPF maps cgstat mmaps (the snapshot array), and files (code, libraries).
+rss_parts() {
+	awk '/^[0-9a-f]+-[0-9a-f]+ / { name = $6 }
+	     $1 == "Rss:" {
+		if (name == "[heap]") heap += $2
+		else if (name == "") anon += $2
+		else if (name ~ /bpf-map/) bpf += $2
+		else file += $2
+	     }
+	     END { print heap + 0, anon + 0, bpf + 0, file + 0 }' /proc/"$cgstat_pid"/smaps
+}
+
 entries() {
 	bpftool -j map dump id "$slots_map" |
 		python3 -c 'import json, sys; print(len(json.load(sys.stdin)))'
@@ -139,7 +153,7 @@ rows() {
 }
 
 echo "soak: cgstat pid $cgstat_pid, output $out, cgroups under $top, $duration s"
-echo "elapsed_s rss_kB cgroup_slots rows"
+echo "elapsed_s rss_kB heap_kB anon_kB bpf_map_kB file_kB cgroup_slots rows"
 start=$SECONDS
 base=
 base_at=
@@ -155,7 +169,7 @@ while :; do
 	fi
 	if [ "$elapsed" -ge "$next" ] || [ "$elapsed" -ge "$duration" ]; then
 		rss_last=$(rss)
-		echo "$elapsed $rss_last $(entries) $(rows)"
+		echo "$elapsed $rss_last $(rss_parts) $(entries) $(rows)"
 		# the baseline: the first line at or after 2 minutes, else the first line
 		if [ -z "$base" ] || { [ "$base_at" -lt 120 ] && [ "$elapsed" -ge 120 ]; }; then
 			base=$rss_last

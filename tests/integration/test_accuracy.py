@@ -45,9 +45,23 @@ def check_cpu(shape, got, want):
     h.check_close(shape + " on-CPU ms", got["onCpuMillis"], want["exec_ns"] / 1e6, TIME)
 
 
+# The waits of the exit tail (threads leaving the park barrier and exiting after the workload
+# read the kernel's figures) count in cgstat only; cgstat's excess of waits over pcount says how
+# many there were. On this shared 2-CPU VM one of them once took 10 ms: 5 % of a ping-pong's
+# run-queue time. Each is allowed this much, and only above the kernel's figure.
+TAIL_WAIT_MS = 5
+
+
 def check_runq(shape, got, want):
-    h.check_close(shape + " run-queue wait ms", got["runqWaitMillis"],
-                  want["run_delay_ns"] / 1e6, TIME)
+    extra = max(0, got["runqWaits"] - want["pcount"])
+    kernel_ms = want["run_delay_ns"] / 1e6
+    excess = got["runqWaitMillis"] - kernel_ms
+    slack = extra * TAIL_WAIT_MS
+    ok = abs(excess) <= TIME * kernel_ms or 0 <= excess <= TIME * kernel_ms + slack
+    h.check(ok, "%s run-queue wait ms: cgstat %.6g, kernel %.6g, error %.2f%% (limit %.1f%%, and"
+            " %d ms above it for %d exit-tail waits)" % (shape, got["runqWaitMillis"], kernel_ms,
+                                                         100 * excess / kernel_ms, 100 * TIME,
+                                                         slack, extra))
 
 
 def check_runq_median(shape, got, want, bounds):

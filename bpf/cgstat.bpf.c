@@ -51,19 +51,51 @@ const volatile __u32 nr_cpus = 1;
 __u32 slot_hwm;
 /* Tasks that could not be attributed because a map was full: reported, never silent. */
 __u64 dropped_events;
+/*
+ * Switch-outs the kernel did not report: a CPU's switch whose prev is not the task this CPU last
+ * switched in. Repaired where found (see cpu_run); counted so that users know.
+ */
+__u64 missed_switches;
+/* Snapshots that found a CPU counting more than one task on CPU: must stay 0. */
+__u64 oncpu_violations;
 /* Set once a perf counter ran for less time than it was enabled (the PMU multiplexed it). */
 __u32 multiplexed;
 /* The run-queue clock less bpf_ktime_get_ns(), for snapshots; sampled by sched_switch. */
 __u64 clock_offset;
 __u32 clock_offset_valid;
 
-struct task_state {
-	__u64 since; /* when the task entered its state */
-	__u64 cgid;  /* the cgroup slot[] was resolved for; 0 before the first resolve */
-	__u64 nvcsw; /* the task's nvcsw at its last switch-out */
-	__u32 state;
+/* The slots a task counts in: its own cgroup's, or its watched ancestors'. */
+struct slot_set {
 	__u32 nslots;
 	__u32 slot[CG_MAX_NEST];
+};
+
+/*
+ * A task's own view of where it is. CG_ONCPU here is only the task's belief: the on-CPU count
+ * in the slots belongs to the CPU that switched the task in (struct cpu_run), so that a
+ * switch-out the kernel never reports cannot leave a task counted on CPU after it left.
+ */
+struct task_state {
+	__u64 since; /* when the task entered its state */
+	__u64 cgid;  /* the cgroup slots were resolved for; 0 before a successful resolve */
+	__u64 nvcsw; /* the task's nvcsw at its last switch-out */
+	__u32 state;
+	struct slot_set slots;
+};
+
+/*
+ * What this CPU's on-CPU count holds: the task it switched in last, counted on CPU in slots
+ * since since. Written only on this CPU, by sched_switch and the seeding program, so per CPU
+ * and slot the on-CPU count is 0 or 1 whatever the kernel reports. The next switch here
+ * releases it; when its prev is another task, the kernel did not report this task's
+ * switch-out, and the switch repairs it.
+ */
+struct cpu_run {
+	__u64 task; /* the task's address; 0: none. Only probe-read, after its pid matches */
+	__u64 cgid; /* the cgroup slots is for: equal cgids have equal slot sets */
+	__u64 since;
+	__u32 pid;
+	struct slot_set slots;
 };
 
 /*
@@ -94,6 +126,13 @@ struct {
 	__type(key, int);
 	__type(value, struct task_state);
 } task_states SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct cpu_run);
+} cpu_runs SEC(".maps");
 
 /* max_entries of the slot maps is set by the loader: the number of slots it wants. */
 struct {
@@ -204,27 +243,27 @@ static __always_inline void count_drop(void)
  * second of loading, so the watched mode runs fn through bpf_loop(), verified once a site.
  */
 struct slot_visit {
-	const struct task_state *ts;
+	const struct slot_set *set;
 };
 
 typedef long (*slot_visitor)(__u32 index, void *ctx);
 
-static __always_inline struct cg_slot_live *slot_live_of(const struct task_state *ts, __u32 i)
+static __always_inline struct cg_slot_live *slot_live_of(const struct slot_set *set, __u32 i)
 {
-	return bpf_map_lookup_elem(&slot_live, &ts->slot[i & (CG_MAX_NEST - 1)]);
+	return bpf_map_lookup_elem(&slot_live, &set->slot[i & (CG_MAX_NEST - 1)]);
 }
 
-/* visit (whose first member is a struct slot_visit) names ts; fn's ctx is visit. */
-static __always_inline void for_each_slot(const struct task_state *ts, slot_visitor fn, void *visit)
+/* visit (whose first member is a struct slot_visit) names set; fn's ctx is visit. */
+static __always_inline void for_each_slot(const struct slot_set *set, slot_visitor fn, void *visit)
 {
 	struct slot_visit *v = visit;
 
-	v->ts = ts;
+	v->set = set;
 	if (!all_cgroups) {
-		bpf_loop(ts->nslots < CG_MAX_NEST ? ts->nslots : CG_MAX_NEST, fn, visit, 0);
+		bpf_loop(set->nslots < CG_MAX_NEST ? set->nslots : CG_MAX_NEST, fn, visit, 0);
 		return;
 	}
-	if (ts->nslots)
+	if (set->nslots)
 		fn(0, visit);
 }
 
@@ -248,7 +287,7 @@ struct counters_visit {
 static __always_inline long counters_add(__u32 index, void *ctx)
 {
 	struct counters_visit *c = ctx;
-	struct cg_slot_live *live = slot_live_of(c->v.ts, index);
+	struct cg_slot_live *live = slot_live_of(c->v.set, index);
 	__u32 e;
 
 	if (!live)
@@ -262,10 +301,10 @@ static __always_inline long counters_add(__u32 index, void *ctx)
 }
 
 /*
- * Charge this CPU's perf counts since its last read to the slots of ts, the task whose cgroup
+ * Charge this CPU's perf counts since its last read to set, the slots of the task whose cgroup
  * ran since (NULL: the idle task or an untracked one; the counts are dropped).
  */
-static __always_inline void counters_charge(const struct task_state *ts)
+static __always_inline void counters_charge(const struct slot_set *set)
 {
 	__u32 zero = 0, cpu = bpf_get_smp_processor_id(), e;
 	struct counters_visit c = {};
@@ -292,8 +331,8 @@ static __always_inline void counters_charge(const struct task_state *ts)
 			multiplexed = 1;
 		}
 	}
-	if (ts)
-		for_each_slot(ts, counters_add, &c);
+	if (set)
+		for_each_slot(set, counters_add, &c);
 }
 
 /* One slot on this CPU: a task leaves state from and enters state to at now (CG_NR_STATES: none).
@@ -326,7 +365,7 @@ struct move_visit {
 static __always_inline long slot_move(__u32 index, void *ctx)
 {
 	struct move_visit *m = ctx;
-	struct cg_slot_live *live = slot_live_of(m->v.ts, index);
+	struct cg_slot_live *live = slot_live_of(m->v.set, index);
 
 	if (!live)
 		return 0;
@@ -338,7 +377,7 @@ static __always_inline long slot_move(__u32 index, void *ctx)
 static __always_inline long slot_move_atomic(__u32 index, void *ctx)
 {
 	struct move_visit *m = ctx;
-	struct cg_slot_live *live = slot_live_of(m->v.ts, index);
+	struct cg_slot_live *live = slot_live_of(m->v.set, index);
 	__u32 from = m->from, to = m->to;
 
 	if (!live)
@@ -358,20 +397,20 @@ static __always_inline long slot_move_atomic(__u32 index, void *ctx)
 }
 
 /*
- * Move a task out of state from and into state to at now, in every slot of ts. from or
+ * Move a task out of state from and into state to at now, in every slot of set. from or
  * to may be CG_NR_STATES for "none". atomic is for callers that can be preempted mid-update
  * (the iterator); the scheduler tracepoints run with interrupts off and need no atomics.
  */
-static __always_inline void slots_move(struct task_state *ts, __u32 from, __u32 to, __u64 now,
+static __always_inline void slots_move(const struct slot_set *set, __u32 from, __u32 to, __u64 now,
 				       bool atomic)
 {
 	struct move_visit m = { .from = from, .to = to, .now = now };
 
 	/* two calls, each with a known function: BPF has no indirect calls */
 	if (atomic)
-		for_each_slot(ts, slot_move_atomic, &m);
+		for_each_slot(set, slot_move_atomic, &m);
 	else
-		for_each_slot(ts, slot_move, &m);
+		for_each_slot(set, slot_move, &m);
 }
 
 static __always_inline __u32 slot_alloc(struct cgroup *cg, __u64 cgid)
@@ -381,6 +420,12 @@ static __always_inline __u32 slot_alloc(struct cgroup *cg, __u64 cgid)
 	int level;
 
 	if (bpf_map_pop_elem(&free_slots, &slot)) {
+		/*
+		 * A full map is retried at the task's every event: checked first, so that the
+		 * retries cannot carry slot_hwm around to slots in use.
+		 */
+		if (READ_ONCE(slot_hwm) >= max_slots)
+			return (__u32)-1;
 		slot = __sync_fetch_and_add(&slot_hwm, 1);
 		if (slot >= max_slots)
 			return (__u32)-1;
@@ -445,44 +490,46 @@ static __always_inline void slots_resolve(struct task_state *ts, struct cgroup *
 
 	if (all_cgroups) {
 		slot = bpf_map_lookup_elem(&cgroup_slots, &cgid);
-		ts->slot[0] = slot ? *slot : slot_alloc(cg, cgid);
-		if (ts->slot[0] == (__u32)-1) {
+		ts->slots.slot[0] = slot ? *slot : slot_alloc(cg, cgid);
+		if (ts->slots.slot[0] == (__u32)-1) {
+			/* no cgid: the task's next event tries again, once slots are freed */
 			count_drop();
-			ts->nslots = 0;
+			ts->slots.nslots = 0;
+			ts->cgid = 0;
 		} else {
-			ts->nslots = 1;
+			ts->slots.nslots = 1;
+			ts->cgid = cgid;
 		}
-		ts->cgid = cgid;
 		return;
 	}
 	c.level = BPF_CORE_READ(cg, level);
 	bpf_loop(c.level + 1 < MAX_CGROUP_LEVEL ? c.level + 1 : MAX_CGROUP_LEVEL, resolve_level, &c,
 		 0);
 	for (i = 0; i < CG_MAX_NEST; i++)
-		ts->slot[i] = c.slot[i];
-	ts->nslots = c.n;
+		ts->slots.slot[i] = c.slot[i];
+	ts->slots.nslots = c.n;
 	ts->cgid = cgid;
 }
 
 /*
- * The task's state, with its slots matching the cgroup it is in now. A task moved to another
- * cgroup is noticed at its next event, and its current state moves with it then.
- */
-/*
  * The slow path of task_state_get(): a task first seen, or moved to another cgroup, takes its
- * current state along to the slots of cgroup cg. A global function, so that the verifier
- * checks it once rather than at each of the hot paths that inline task_state_get(); cg is the
- * cgroup's address as a number (read with probe reads only).
+ * current state along to the slots of cgroup cg. On CPU stays where the CPU's record counted
+ * it until the task leaves the CPU. A global function, so that the verifier checks it once
+ * rather than at each of the hot paths that inline task_state_get(); cg is the cgroup's
+ * address as a number (read with probe reads only).
  */
 __noinline int task_move_cgroup(struct task_state *ts, __u64 cg, __u64 cgid, __u64 now, int atomic)
 {
+	bool moves;
+
 	if (!ts)
 		return 0;
-	if (ts->state != TS_UNTRACKED)
-		slots_move(ts, ts_state(ts), CG_NR_STATES, now, atomic);
+	moves = ts->state != TS_UNTRACKED && ts_state(ts) != CG_ONCPU;
+	if (moves)
+		slots_move(&ts->slots, ts_state(ts), CG_NR_STATES, now, atomic);
 	slots_resolve(ts, (struct cgroup *)cg, cgid);
-	if (ts->state != TS_UNTRACKED)
-		slots_move(ts, CG_NR_STATES, ts_state(ts), now, atomic);
+	if (moves)
+		slots_move(&ts->slots, CG_NR_STATES, ts_state(ts), now, atomic);
 	return 0;
 }
 
@@ -506,31 +553,42 @@ static __always_inline struct task_state *task_state_get(struct task_struct *t, 
 }
 
 /*
- * Start tracking a task first seen in state. The iterator that seeds tasks at start races
- * with the tracepoints for the same task, so the claim is a compare-and-swap: whoever loses
- * sees a tracked task and makes an ordinary transition instead.
+ * Claim a task first seen, for state: the seeding iterator races with the tracepoints for the
+ * same task, so the claim is a compare-and-swap. The state the task was in before, as
+ * ts_state_or_none() gives it: CG_NR_STATES or more when this call claimed it.
  */
+static __always_inline __u32 task_claim(struct task_state *ts, __u32 new_state)
+{
+	__u32 old = READ_ONCE(ts->state);
+
+	if (old == TS_UNTRACKED)
+		old = __sync_val_compare_and_swap(&ts->state, TS_UNTRACKED, new_state);
+	return old - 1;
+}
+
+/* Start tracking a task first seen off CPU; false when another claimed it first. */
 static __always_inline bool task_track(struct task_struct *t, struct task_state *ts, __u32 state,
 				       __u64 now, bool atomic)
 {
-	if (__sync_val_compare_and_swap(&ts->state, TS_UNTRACKED, state + 1) != TS_UNTRACKED)
+	if (task_claim(ts, state + 1) < CG_NR_STATES)
 		return false;
 	ts->since = now;
 	ts->nvcsw = t->nvcsw;
-	slots_move(ts, CG_NR_STATES, state, now, atomic);
+	slots_move(&ts->slots, CG_NR_STATES, state, now, atomic);
 	return true;
 }
 
-/* prev's part of a switch: it leaves from (on CPU) for to, voluntarily or not. */
+/* prev's part of a switch: it leaves from for to, voluntarily or not. */
 struct switch_out {
-	__u32 from;
-	__u32 to; /* CG_NR_STATES: it exited */
+	__u32 from;  /* CG_NR_STATES: none (first sight, or on CPU: the CPU's record holds that) */
+	__u32 to;    /* CG_NR_STATES: it exited */
+	__u64 since; /* when it entered from */
 	bool voluntary;
 };
 
 /* next's part: it leaves from (the run queue, after waiting wait) for the CPU. */
 struct switch_in {
-	__u32 from; /* CG_NR_STATES: nothing left to do (first sight: task_track() did it) */
+	__u32 from; /* CG_NR_STATES: none (first sight, or a stale on CPU) */
 	__u64 wait;
 	__u32 bucket;
 };
@@ -540,11 +598,22 @@ static __always_inline struct task_state *switch_out_decide(struct task_struct *
 							    struct switch_out *out)
 {
 	struct task_state *ts;
+	__u32 to, from;
 	__u64 nvcsw;
 
 	ts = task_state_get(prev, now, false);
 	if (!ts)
 		return NULL;
+	if (prev_state & TASK_DEAD)
+		to = CG_NR_STATES;
+	else if (preempt || task_run_state(prev) == TASK_RUNNING)
+		/* preempted, yielded, or a sleep cut short by a pending signal: still runnable */
+		to = CG_RUNQ;
+	else if (state_blocked(prev_state))
+		to = CG_BLOCKED;
+	else
+		to = CG_SLEEP;
+	from = task_claim(ts, to < CG_NR_STATES ? to + 1 : TS_UNTRACKED);
 	/*
 	 * Exactly as the kernel counts nvcsw/nivcsw: __schedule() bumped one of them just before
 	 * this tracepoint, so whether nvcsw moved says which. The arguments alone cannot: since
@@ -552,24 +621,15 @@ static __always_inline struct task_state *switch_out_decide(struct task_struct *
 	 * yet counts as voluntary, as does a yield as involuntary.
 	 */
 	nvcsw = prev->nvcsw;
-	out->from = ts_state_or_none(ts);
-	if (ts->state == TS_UNTRACKED)
+	if (from >= CG_NR_STATES)
 		/* running since before cgstat attached: no earlier snapshot to compare with */
 		out->voluntary = !preempt && prev_state != TASK_RUNNING;
 	else
 		out->voluntary = nvcsw != ts->nvcsw;
 	ts->nvcsw = nvcsw;
-
-	if (prev_state & TASK_DEAD)
-		out->to = CG_NR_STATES;
-	else if (preempt || task_run_state(prev) == TASK_RUNNING)
-		/* preempted, yielded, or a sleep cut short by a pending signal: still runnable */
-		out->to = CG_RUNQ;
-	else if (state_blocked(prev_state))
-		out->to = CG_BLOCKED;
-	else
-		out->to = CG_SLEEP;
-	ts->state = out->to < CG_NR_STATES ? out->to + 1 : TS_UNTRACKED;
+	out->from = from == CG_ONCPU ? CG_NR_STATES : from;
+	out->since = ts->since;
+	ts->state = to < CG_NR_STATES ? to + 1 : TS_UNTRACKED;
 	ts->since = now;
 	out->to = ts_state_or_none(ts);
 	return ts;
@@ -579,15 +639,19 @@ static __always_inline struct task_state *switch_in_decide(struct task_struct *n
 							   struct switch_in *in)
 {
 	struct task_state *ts;
+	__u32 from;
 
 	ts = task_state_get(next, now, false);
 	if (!ts)
 		return NULL;
-	in->from = ts_state_or_none(ts);
-	if (ts->state == TS_UNTRACKED) {
-		task_track(next, ts, CG_ONCPU, now, false);
-		return ts;
-	}
+	from = task_claim(ts, CG_ONCPU + 1);
+	if (from >= CG_NR_STATES)
+		ts->nvcsw = next->nvcsw;
+	/*
+	 * A task that believes it is on CPU left a CPU without the kernel reporting it: that
+	 * CPU's record holds its on-CPU count and releases it. Nothing to leave here.
+	 */
+	in->from = from == CG_ONCPU ? CG_NR_STATES : from;
 	in->wait = now - ts->since;
 	in->bucket = cg_hist_bucket(in->wait);
 	ts->state = CG_ONCPU + 1;
@@ -625,7 +689,7 @@ struct switch_visit {
 static __always_inline long slot_switch(__u32 index, void *ctx)
 {
 	struct switch_visit *w = ctx;
-	struct cg_slot_live *live = slot_live_of(w->v.ts, index);
+	struct cg_slot_live *live = slot_live_of(w->v.set, index);
 
 	if (!live)
 		return 0;
@@ -643,22 +707,100 @@ static __always_inline long slot_switch(__u32 index, void *ctx)
 }
 
 /*
- * A switch's parts in the slots of ts: out (prev leaving the CPU), in (next coming on), or
- * both when the two tasks share the cgroup (the common case): then one pass does, and the
- * on-CPU count is left alone, since one task replaces the other. Inlined with constant NULLs,
- * each caller gets only its part.
+ * A switch's parts in set: out (prev leaving the CPU), in (next coming on), or both when the
+ * two tasks share the cgroup that the CPU's record counts on CPU (the common case): then one
+ * pass does, and the on-CPU count is left alone, since one task replaces the other. Inlined
+ * with constant NULLs, each caller gets only its part.
  */
-static __always_inline void slots_switch(const struct task_state *ts, const struct switch_out *out,
+static __always_inline void slots_switch(const struct slot_set *set, const struct switch_out *out,
 					 const struct switch_in *in, __u64 now)
 {
 	struct switch_visit w = { .out = out, .in = in, .now = now };
 
-	for_each_slot(ts, slot_switch, &w);
+	for_each_slot(set, slot_switch, &w);
 }
 
 static __always_inline __u64 ts_cgid(const struct task_state *ts)
 {
 	return ts ? ts->cgid : 0;
+}
+
+/*
+ * When the record's task left this CPU, for a switch that the kernel did not report: at most
+ * when prev arrived, as sched_info keeps it (rq->clock, cgstat's clock; the idle task has no
+ * sched_info); and, if the task still exists, when the scheduler last charged it runtime
+ * (se.exec_start, rq->clock_task: it ran no later). A task that is gone left at an unknown
+ * time: nothing more is counted for it than prev's arrival allows.
+ */
+static __always_inline __u64 run_left(const struct cpu_run *run, struct task_struct *prev,
+				      __u64 now)
+{
+	struct task_struct *gone = (struct task_struct *)run->task;
+	__u64 left = now, exec_start = 0, idle_for;
+	int pid = 0;
+
+	if (prev->pid && bpf_core_field_exists(prev->sched_info.last_arrival) &&
+	    prev->sched_info.last_arrival < left)
+		left = prev->sched_info.last_arrival;
+	bpf_core_read(&pid, sizeof(pid), &gone->pid);
+	if (pid != run->pid || !pid)
+		return prev->pid ? left : run->since;
+	if (!bpf_core_field_exists(prev->se.cfs_rq) || !bpf_core_field_exists(struct cfs_rq, rq))
+		return left;
+	bpf_core_read(&exec_start, sizeof(exec_start), &gone->se.exec_start);
+	idle_for = prev->se.cfs_rq->rq->clock_task - exec_start;
+	if ((__s64)idle_for > 0 && idle_for < now && now - idle_for < left)
+		left = now - idle_for;
+	return left;
+}
+
+/*
+ * A switch where this CPU's record does not hold prev: the kernel did not report the switch
+ * that took the record's task off this CPU, nor the one that brought prev on (both happen
+ * where tracepoints are not delivered, e.g. for tasks a hypervisor's agent hides). The record's
+ * task is taken off at prev's arrival, and prev counted on CPU from then.
+ */
+static __always_inline void switch_repair(struct cpu_run *run, struct task_struct *prev,
+					  const struct task_state *prev_ts, struct switch_out *out,
+					  __u64 now)
+{
+	__u64 left = now;
+
+	/* 0: nothing switched in here since attach; the seeding program had not run yet */
+	if (run->task) {
+		left = run_left(run, prev, now);
+		__sync_fetch_and_add(&missed_switches, 1);
+	}
+	if (left > now)
+		left = now;
+	if (run->task && left < run->since)
+		left = run->since;
+	if (prev_ts && out->from < CG_NR_STATES && left < out->since)
+		left = out->since;
+	if (run->task)
+		slots_move(&run->slots, CG_ONCPU, CG_NR_STATES, left, false);
+	if (prev_ts) {
+		slots_move(&prev_ts->slots, out->from, CG_ONCPU, left, false);
+		out->from = CG_ONCPU;
+	}
+}
+
+/* Record next as the task this CPU counts on CPU, in the slots of next_ts (NULL: none). */
+static __always_inline void run_record(struct cpu_run *run, struct task_struct *next,
+				       const struct task_state *next_ts, __u64 now)
+{
+	__u64 cgid = ts_cgid(next_ts);
+
+	if (run->cgid != cgid || !run->task) {
+		if (next_ts)
+			run->slots = next_ts->slots;
+		else
+			run->slots.nslots = 0;
+		run->cgid = cgid;
+	}
+	run->task = (__u64)next;
+	run->pid = next->pid;
+	run->since = now;
 }
 
 SEC("tp_btf/sched_switch")
@@ -668,33 +810,46 @@ int BPF_PROG(cg_sched_switch, bool preempt, struct task_struct *prev, struct tas
 	struct task_state *prev_ts = NULL, *next_ts = NULL;
 	/* prev runs on this CPU, even the idle task: its rq is this CPU's */
 	__u64 now = task_clock(prev);
+	struct switch_out out = { .from = CG_NR_STATES, .to = CG_NR_STATES };
+	struct switch_in in = { .from = CG_NR_STATES };
+	struct cpu_run *run;
+	__u32 zero = 0;
 
 	clock_sync(now);
-	struct switch_out out = {};
-	struct switch_in in = { .from = CG_NR_STATES };
-
+	run = bpf_map_lookup_elem(&cpu_runs, &zero);
+	if (!run)
+		return 0;
 	/* the idle task (pid 0, one per CPU) never counts */
 	if (prev->pid)
 		prev_ts = switch_out_decide(prev, preempt, prev_state, now, &out);
 	if (next->pid)
 		next_ts = switch_in_decide(next, now, &in);
-	if (prev_ts && next_ts && prev_ts->cgid == next_ts->cgid && out.from == CG_ONCPU &&
-	    in.from < CG_NR_STATES) {
-		slots_switch(prev_ts, &out, &in, now);
-	} else {
-		if (prev_ts)
-			slots_switch(prev_ts, &out, NULL, now);
-		if (next_ts && in.from < CG_NR_STATES)
-			slots_switch(next_ts, NULL, &in, now);
-	}
 	/*
 	 * perf counters are read only where the running cgroup changes: everything counted on
-	 * this CPU since the last read belongs to prev's cgroup. Both cgroups are known here
-	 * already, so this needs no cgroup-switches event of its own, and it follows the v2
-	 * hierarchy even where perf_event is a v1 controller.
+	 * this CPU since the last read belongs to the cgroup the record counted on CPU. Both
+	 * cgroups are known here already, so this needs no cgroup-switches event of its own, and
+	 * it follows the v2 hierarchy even where perf_event is a v1 controller.
 	 */
-	if (nr_perf_events && ts_cgid(prev_ts) != ts_cgid(next_ts))
-		counters_charge(prev_ts);
+	if (nr_perf_events && run->cgid != ts_cgid(next_ts))
+		counters_charge(run->task ? &run->slots : NULL);
+
+	if (run->task == (__u64)prev && prev_ts && next_ts && out.from == CG_NR_STATES &&
+	    run->cgid == prev_ts->cgid && prev_ts->cgid == next_ts->cgid) {
+		slots_switch(&prev_ts->slots, &out, &in, now);
+	} else {
+		if (run->task != (__u64)prev)
+			switch_repair(run, prev, prev_ts, &out, now);
+		else if (prev_ts && run->cgid == prev_ts->cgid && out.from == CG_NR_STATES)
+			/* the record counts prev in prev's own slots: release it in prev's pass */
+			out.from = CG_ONCPU;
+		else if (run->task)
+			slots_move(&run->slots, CG_ONCPU, CG_NR_STATES, now, false);
+		if (prev_ts)
+			slots_switch(&prev_ts->slots, &out, NULL, now);
+		if (next_ts)
+			slots_switch(&next_ts->slots, NULL, &in, now);
+	}
+	run_record(run, next, next_ts, now);
 	return 0;
 }
 
@@ -713,10 +868,14 @@ static __always_inline void wake_up(struct task_struct *p)
 		return;
 	}
 	from = ts_state(ts);
-	/* a wakeup of a task that had not yet switched out finds it on CPU: nothing moves */
+	/*
+	 * A wakeup of a task that had not yet switched out finds it on CPU: nothing moves. (So
+	 * does one of a task whose switch-out the kernel did not report: its next switch-in
+	 * counts it again.)
+	 */
 	if (from != CG_SLEEP && from != CG_BLOCKED)
 		return;
-	slots_move(ts, from, CG_RUNQ, now, false);
+	slots_move(&ts->slots, from, CG_RUNQ, now, false);
 	ts->state = CG_RUNQ + 1;
 	ts->since = now;
 }
@@ -742,7 +901,7 @@ int BPF_PROG(cg_sched_wakeup_new, struct task_struct *p)
 static __always_inline long slot_migrated(__u32 index, void *ctx)
 {
 	struct slot_visit *v = ctx;
-	struct cg_slot_live *live = slot_live_of(v->ts, index);
+	struct cg_slot_live *live = slot_live_of(v->set, index);
 
 	if (live)
 		live->migrations++;
@@ -763,7 +922,7 @@ int BPF_PROG(cg_sched_migrate_task, struct task_struct *p, int dest_cpu)
 		return 0;
 	ts = task_state_get(p, task_clock(p), false);
 	if (ts)
-		for_each_slot(ts, slot_migrated, &v);
+		for_each_slot(&ts->slots, slot_migrated, &v);
 	return 0;
 }
 
@@ -790,8 +949,47 @@ int BPF_PROG(cg_cgroup_rmdir, struct cgroup *cgrp, const char *path)
 }
 
 /*
- * Seed every task that exists at start, so that tasks sleeping since before cgstat count from
- * the first interval. Runs once, preemptible: atomics.
+ * Seed what each CPU runs at start: run on each CPU in turn by the loader (BPF_PROG_TEST_RUN
+ * with BPF_F_TEST_RUN_ON_CPU), after the tracepoints are attached and before the iterator.
+ * Where no switch has happened here since attach, current has been running since before it:
+ * this CPU's record takes it on CPU. On an IPI interrupts are off, and on the loader's own CPU
+ * preemption is: no switch here can interleave with the record, but wakeups elsewhere can with
+ * the slots, hence the atomics.
+ */
+SEC("raw_tp")
+int cg_seed_cpu(struct bpf_raw_tracepoint_args *ctx)
+{
+	struct task_struct *current = bpf_get_current_task_btf();
+	struct task_state *ts = NULL;
+	struct cpu_run *run;
+	__u32 zero = 0, from;
+	__u64 now;
+
+	run = bpf_map_lookup_elem(&cpu_runs, &zero);
+	if (!run || run->task)
+		return 0;
+	now = task_clock(current);
+	if (current->pid) {
+		ts = task_state_get(current, now, true);
+		if (ts) {
+			from = task_claim(ts, CG_ONCPU + 1);
+			if (from < CG_NR_STATES && from != CG_ONCPU)
+				slots_move(&ts->slots, from, CG_NR_STATES, now, true);
+			if (from >= CG_NR_STATES)
+				ts->nvcsw = current->nvcsw;
+			ts->state = CG_ONCPU + 1;
+			ts->since = now;
+			slots_move(&ts->slots, CG_NR_STATES, CG_ONCPU, now, true);
+		}
+	}
+	run_record(run, current, ts, now);
+	return 0;
+}
+
+/*
+ * Seed every task that exists at start and is off CPU, so that tasks sleeping since before
+ * cgstat count from the first interval. What runs is cg_seed_cpu()'s, or its switch's: only a
+ * CPU may count a task on CPU. Runs once, preemptible: atomics.
  */
 SEC("iter/task")
 int cg_seed_tasks(struct bpf_iter__task *ctx)
@@ -808,12 +1006,12 @@ int cg_seed_tasks(struct bpf_iter__task *ctx)
 		return 0;
 	/* maybe a stale clock, but its own domain: a seed's time cancels out of every interval */
 	now = task_clock(t);
+	if (t->on_cpu)
+		return 0;
 	ts = task_state_get(t, now, true);
 	if (!ts || ts->state != TS_UNTRACKED)
 		return 0;
-	if (t->on_cpu)
-		state = CG_ONCPU;
-	else if (run_state == TASK_RUNNING)
+	if (run_state == TASK_RUNNING)
 		state = CG_RUNQ;
 	else if (state_blocked(run_state))
 		state = CG_BLOCKED;
@@ -826,6 +1024,9 @@ int cg_seed_tasks(struct bpf_iter__task *ctx)
 struct snapshot_ctx {
 	__u64 now;
 	bool first;
+	/* this CPU's on-CPU counts over its slots, and whether one was neither 0 nor 1 */
+	__s64 oncpu;
+	bool oncpu_bad;
 };
 
 /*
@@ -859,6 +1060,10 @@ static long snapshot_slot(__u32 index, struct snapshot_ctx *c)
 		if (READ_ONCE(live->seq) == seq)
 			break;
 	}
+	/* only this CPU's switches move its on-CPU counts, and none runs now */
+	c->oncpu += live->count[CG_ONCPU];
+	if (live->count[CG_ONCPU] != 0 && live->count[CG_ONCPU] != 1)
+		c->oncpu_bad = true;
 	if (c->first) {
 		/*
 		 * A new cgroup in the slot: its histogram starts empty. (The barrier keeps clang
@@ -921,13 +1126,21 @@ int cg_snapshot(struct bpf_raw_tracepoint_args *ctx)
 		.now = clock_offset_valid ? bpf_ktime_get_ns() + clock_offset : task_clock(current),
 		.first = ctx->args[0],
 	};
+	struct cpu_run *run;
+	__u32 zero = 0;
 
+	run = bpf_map_lookup_elem(&cpu_runs, &zero);
 	/* the counts of the cgroup running on this CPU now belong to this interval */
-	if (nr_perf_events) {
-		counters_charge(current->pid ? bpf_task_storage_get(&task_states, current, NULL, 0)
-					     : NULL);
-	}
+	if (nr_perf_events && run)
+		counters_charge(run->task ? &run->slots : NULL);
 
 	bpf_loop(slot_hwm, snapshot_slot, &c, 0);
+	/*
+	 * The invariant the records keep: per CPU, one task on CPU at most, so one slot at most
+	 * where each task has one (every cgroup's own); a watched task counts in each watched
+	 * ancestor. Checked, never assumed.
+	 */
+	if (c.oncpu_bad || (all_cgroups && c.oncpu > 1))
+		__sync_fetch_and_add(&oncpu_violations, 1);
 	return 0;
 }

@@ -301,7 +301,7 @@ static int run_interval(struct run *r, uint64_t interval_ns)
 	}
 	iv.epoch_ms = clock_ns(CLOCK_REALTIME) / NSEC_PER_MSEC;
 	iv.interval_ns = interval_ns;
-	iv.dropped_events = collector__dropped_events(r->collector);
+	collector__health(r->collector, &iv.health);
 	iv.nr_events = r->events->nr;
 	iv.event_columns = r->events->columns;
 	if (collector__multiplexed(r->collector) && !r->multiplex_said) {
@@ -310,12 +310,12 @@ static int run_interval(struct run *r, uint64_t interval_ns)
 			"hardware counters); their counts are scaled by enabled/running time\n");
 		r->multiplex_said = true;
 	}
-	if (iv.dropped_events && !r->drops_said) {
+	if (iv.health.dropped_events && !r->drops_said) {
 		fprintf(stderr,
 			"cgstat: droppedEvents: %llu tasks could not be attributed, a BPF "
 			"map is full (more cgroups than --max-cgroups=%u, or no memory for "
 			"task storage); counted in droppedEvents from now on\n",
-			(unsigned long long)iv.dropped_events, r->opts->max_cgroups);
+			(unsigned long long)iv.health.dropped_events, r->opts->max_cgroups);
 		r->drops_said = true;
 	}
 	err = host_sampler__sample(r->host, clock_ns(CLOCK_MONOTONIC), &iv.host);
@@ -358,13 +358,14 @@ static int run_interval(struct run *r, uint64_t interval_ns)
 
 static int write_summary(struct run *r, uint64_t start_ms, uint64_t end_ms)
 {
+	struct cg_health health;
 	char *json;
 	int err;
 
 	if (!r->files)
 		return 0;
-	json = summary__to_json(r->summary, start_ms, end_ms,
-				collector__dropped_events(r->collector));
+	collector__health(r->collector, &health);
+	json = summary__to_json(r->summary, start_ms, end_ms, &health);
 	if (!json)
 		return -errno;
 	err = out_files__write_summary(r->files, json);

@@ -85,14 +85,46 @@ static int add_perf_fds(struct collector *c, const struct collector_opts *opts)
 	return 0;
 }
 
-/* Run the task iterator once: it seeds every task that exists now. */
+/*
+ * Run prog on each online CPU in turn, where no tracepoint of that CPU can interleave with it;
+ * args->first_cpu is 1 on the first CPU it runs on only. 0, -ENXIO if no CPU was online, or
+ * -errno.
+ */
+static int run_on_each_cpu(struct collector *c, struct bpf_program *prog,
+			   struct cg_snapshot_args *args)
+{
+	LIBBPF_OPTS(bpf_test_run_opts, run, .ctx_in = args, .ctx_size_in = sizeof(*args),
+		    .flags = BPF_F_TEST_RUN_ON_CPU);
+	int cpu, err;
+
+	args->first_cpu = 1;
+	for (cpu = 0; cpu < c->nr_cpus; cpu++) {
+		run.cpu = cpu;
+		err = bpf_prog_test_run_opts(bpf_program__fd(prog), &run);
+		if (err == -ENXIO) /* offline */
+			continue;
+		if (err)
+			return err;
+		args->first_cpu = 0;
+	}
+	return args->first_cpu ? -ENXIO : 0;
+}
+
+/*
+ * Seed what runs on each CPU (only a CPU may count a task on CPU), then every other task that
+ * exists now, with the task iterator.
+ */
 static int seed_tasks(struct collector *c)
 {
+	struct cg_snapshot_args args;
 	struct bpf_link *link;
 	char buf[64];
 	int fd, err = 0;
 	ssize_t n;
 
+	err = run_on_each_cpu(c, c->skel->progs.cg_seed_cpu, &args);
+	if (err)
+		return err;
 	link = bpf_program__attach_iter(c->skel->progs.cg_seed_tasks, NULL);
 	if (!link)
 		return -errno;
@@ -148,6 +180,7 @@ struct collector *collector__open(const struct collector_opts *opts)
 		goto fail;
 	/* the snapshot and the seeding iterator run on demand, never on an event */
 	bpf_program__set_autoattach(c->skel->progs.cg_snapshot, false);
+	bpf_program__set_autoattach(c->skel->progs.cg_seed_cpu, false);
 	bpf_program__set_autoattach(c->skel->progs.cg_seed_tasks, false);
 
 	err = cgstat_bpf__load(c->skel);
@@ -197,28 +230,17 @@ fail:
 
 int collector__snapshot(struct collector *c, const struct cg_slot_snap **snap, uint32_t *nr_slots)
 {
-	struct cg_snapshot_args args = { .first_cpu = 1 };
-	int prog = bpf_program__fd(c->skel->progs.cg_snapshot);
-	LIBBPF_OPTS(bpf_test_run_opts, run, .ctx_in = &args, .ctx_size_in = sizeof(args),
-		    .flags = BPF_F_TEST_RUN_ON_CPU);
+	struct cg_snapshot_args args;
 	uint32_t hwm;
-	int cpu, err;
+	int err;
 
 	/*
-	 * Each CPU's slots are read on that CPU, where no tracepoint can interleave with the copy,
-	 * and added up in slot_snap. CPUs run one after the other: the sum needs no atomics.
+	 * Each CPU's slots are read on that CPU and added up in slot_snap. CPUs run one after the
+	 * other: the sum needs no atomics.
 	 */
-	for (cpu = 0; cpu < c->nr_cpus; cpu++) {
-		run.cpu = cpu;
-		err = bpf_prog_test_run_opts(prog, &run);
-		if (err == -ENXIO) /* offline */
-			continue;
-		if (err)
-			return err;
-		args.first_cpu = 0;
-	}
-	if (args.first_cpu)
-		return -ENXIO;
+	err = run_on_each_cpu(c, c->skel->progs.cg_snapshot, &args);
+	if (err)
+		return err;
 	hwm = c->skel->bss->slot_hwm;
 	*nr_slots = hwm < c->max_slots ? hwm : c->max_slots;
 	*snap = c->snap;
@@ -263,9 +285,11 @@ int collector__slot_origin(struct collector *c, uint32_t slot, uint64_t cgid, ui
 	return 0;
 }
 
-uint64_t collector__dropped_events(const struct collector *c)
+void collector__health(const struct collector *c, struct cg_health *health)
 {
-	return c->skel->bss->dropped_events;
+	health->dropped_events = c->skel->bss->dropped_events;
+	health->missed_switches = c->skel->bss->missed_switches;
+	health->inconsistencies = c->skel->bss->oncpu_violations;
 }
 
 bool collector__multiplexed(const struct collector *c)

@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "../bpf/cgstat.h"
+#include "record.h"
 
 struct collector;
 
@@ -50,8 +51,12 @@ int collector__free_slot(struct collector *c, uint32_t slot, uint64_t cgid);
 int collector__slot_origin(struct collector *c, uint32_t slot, uint64_t cgid, uint64_t *parent_cgid,
 			   char *name);
 
-/* Tasks the BPF side could not attribute because a map was full, since start. */
-uint64_t collector__dropped_events(const struct collector *c);
+/*
+ * Since start: tasks the BPF side could not attribute because a map was full; switch-outs the
+ * kernel did not report (a CPU's switch whose prev is not the task it last switched in), each
+ * repaired where found; snapshots that found a CPU counting more than one task on CPU.
+ */
+void collector__health(const struct collector *c, struct cg_health *health);
 
 /* Whether some perf counter was multiplexed (and its counts scaled) since start. */
 bool collector__multiplexed(const struct collector *c);

@@ -94,3 +94,15 @@ cJSON *json_add_object(cJSON *obj, const char *label)
 	free(key);
 	return child;
 }
+
+int json_add_health(cJSON *obj, const struct cg_health *health)
+{
+	int err;
+
+	err = json_add_number(obj, "droppedEvents", (double)health->dropped_events);
+	if (!err)
+		err = json_add_number(obj, "missedSwitches", (double)health->missed_switches);
+	if (!err)
+		err = json_add_number(obj, "inconsistencies", (double)health->inconsistencies);
+	return err;
+}

@@ -9,6 +9,8 @@
 
 #include <cjson/cJSON.h>
 
+#include "record.h"
+
 /*
  * A malloc'd copy of s in which every byte that is not part of a well-formed UTF-8 sequence
  * (RFC 3629: no overlong forms, surrogates or code points above U+10FFFF) is replaced by
@@ -18,6 +20,9 @@ char *utf8_sanitize(const char *s);
 
 /* obj[key] = value rounded to 3 decimals. 0 or -ENOMEM. */
 int json_add_number(cJSON *obj, const char *key, double value);
+
+/* The run's health figures (droppedEvents, missedSwitches, inconsistencies). 0 or -ENOMEM. */
+int json_add_health(cJSON *obj, const struct cg_health *health);
 
 /* A new empty object at obj[label], the label sanitized first. NULL and errno on failure. */
 cJSON *json_add_object(cJSON *obj, const char *label);

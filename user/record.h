@@ -51,11 +51,21 @@ struct cg_host {
 	struct cg_host_disk *disks;
 };
 
+/*
+ * How far the run's figures can be trusted, cumulative since start (docs/metrics.md):
+ * reported in every JSON line and the summary, never silent.
+ */
+struct cg_health {
+	uint64_t dropped_events;  /* events lost to full maps */
+	uint64_t missed_switches; /* switch-outs the kernel did not report, repaired */
+	uint64_t inconsistencies; /* snapshots with more tasks on a CPU than one: must be 0 */
+};
+
 /* One drain: every cgroup's record for the interval that ended at epoch_ms. */
 struct cg_interval {
-	uint64_t epoch_ms;	 /* wall clock at the interval's end */
-	uint64_t interval_ns;	 /* its length, measured (monotonic) */
-	uint64_t dropped_events; /* cumulative events lost to full maps */
+	uint64_t epoch_ms;    /* wall clock at the interval's end */
+	uint64_t interval_ns; /* its length, measured (monotonic) */
+	struct cg_health health;
 	/* perf column names (perf-stat.csv headers, e.g. "pageFaults"), one per counter[] */
 	int nr_events;
 	const char *const *event_columns;

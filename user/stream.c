@@ -184,7 +184,7 @@ static int write_json(FILE *f, const struct cg_interval *iv)
 	if (!err)
 		err = json_add_number(root, "intervalMillis", ns_to_millis(iv->interval_ns));
 	if (!err)
-		err = json_add_number(root, "droppedEvents", (double)iv->dropped_events);
+		err = json_add_health(root, &iv->health);
 	if (err)
 		goto out;
 	containers = cJSON_AddObjectToObject(root, "containers");
@@ -305,8 +305,12 @@ static int write_table(FILE *f, const struct cg_interval *iv, bool first)
 	if ((!first && fputc('\n', f) == EOF) ||
 	    fprintf(f, "%02d:%02d:%02d  interval %.3f s", tm.tm_hour, tm.tm_min, tm.tm_sec,
 		    (double)iv->interval_ns / 1e9) < 0 ||
-	    (iv->dropped_events &&
-	     fprintf(f, "  dropped events %llu", (unsigned long long)iv->dropped_events) < 0) ||
+	    (iv->health.dropped_events &&
+	     fprintf(f, "  dropped events %llu", (unsigned long long)iv->health.dropped_events) <
+		     0) ||
+	    (iv->health.inconsistencies &&
+	     fprintf(f, "  INCONSISTENT %llu", (unsigned long long)iv->health.inconsistencies) <
+		     0) ||
 	    fprintf(f, "\n%-*s", TABLE_LABEL_WIDTH, "CONTAINER") < 0)
 		return stdio_error();
 	for (c = 0; c < NR_TABLE_COLUMNS; c++)

@@ -573,7 +573,7 @@ static int json_containers(cJSON *root, const struct summary *s)
 }
 
 char *summary__to_json(const struct summary *s, uint64_t start_ms, uint64_t end_ms,
-		       uint64_t dropped_events)
+		       const struct cg_health *health)
 {
 	cJSON *root, *measurement;
 	char *text = NULL;
@@ -600,7 +600,7 @@ char *summary__to_json(const struct summary *s, uint64_t start_ms, uint64_t end_
 	if (!err && s->nr_folded)
 		err = json_add_number(root, "retiredContainersFolded", (double)s->nr_folded);
 	if (!err)
-		err = json_add_number(root, "droppedEvents", (double)dropped_events);
+		err = json_add_health(root, health);
 	if (err)
 		goto out;
 	text = cJSON_PrintUnformatted(root);

@@ -52,7 +52,7 @@ void summary__set_messages(struct summary *s, double messages);
  * (no time, no waits, a counter missing) is left out, never 0. NULL and errno on failure.
  */
 char *summary__to_json(const struct summary *s, uint64_t start_ms, uint64_t end_ms,
-		       uint64_t dropped_events);
+		       const struct cg_health *health);
 
 void summary__free(struct summary *s);
 

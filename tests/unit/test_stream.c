@@ -53,7 +53,7 @@ static void make_interval(void)
 	iv = (struct cg_interval){
 		.epoch_ms = 1700000000123ULL,
 		.interval_ns = 1000000000,
-		.dropped_events = 7,
+		.health = { .dropped_events = 7, .missed_switches = 5 },
 		.nr_events = 3,
 		.event_columns = events,
 		.host = { true, 40.0, 5.0, 1, disks },
@@ -129,6 +129,7 @@ static void test_json_exact(void)
 	iv.host.valid = false;
 	CHECK_STR(render(CG_FORMAT_JSON, true, &err),
 		  "{\"epochMillis\":1700000000123,\"intervalMillis\":1000,\"droppedEvents\":7,"
+		  "\"missedSwitches\":5,\"inconsistencies\":0,"
 		  "\"containers\":{\"web\":{\"cpuCores\":1.5,\"tasks\":12,\"onCpuMillis\":1500,"
 		  "\"runqWaitMillis\":250,\"offCpuSleepMillis\":2000,\"offCpuBlockedMillis\":250,"
 		  "\"voluntarySwitches\":250,\"involuntarySwitches\":20,\"migrations\":5,"
@@ -213,7 +214,7 @@ static void test_table(void)
 	/* A later interval starts after a blank line; without perf no IPC column. */
 	iv.nr_events = 0;
 	iv.nr_records = 1;
-	iv.dropped_events = 0;
+	iv.health.dropped_events = 0;
 	CHECK_STR(render(CG_FORMAT_TABLE, false, &err),
 		  "\n22:13:20  interval 1.000 s\n"
 		  "CONTAINER                          CORES  TASKS    VCSW/s   IVCSW/s   MIGR/s"

@@ -45,7 +45,7 @@ static void test_exact(void)
 	char *text;
 
 	CHECK(summary__add(s, &iv) == 0);
-	text = summary__to_json(s, 1500, 2000, 3);
+	text = summary__to_json(s, 1500, 2000, &(struct cg_health){ .dropped_events = 3 });
 	/* 1.5 s on CPU and 250 switches in half a second; no waits, no perf, no host. */
 	CHECK_STR(text, "{\"measurement\":{\"startEpochMillis\":1500,\"endEpochMillis\":2000,"
 			"\"durationSeconds\":0.5},\"host\":{},"
@@ -58,7 +58,8 @@ static void test_exact(void)
 			"\"involuntarySwitchesPerSecond\":0,\"migrationsPerSecond\":0,"
 			"\"runqWaitsPerSecond\":0,\"runqWaitMillisPerSecond\":0,"
 			"\"offCpuSleepMillisPerSecond\":0,\"offCpuBlockedMillisPerSecond\":0,"
-			"\"tasks\":3},\"droppedEvents\":3}");
+			"\"tasks\":3},\"droppedEvents\":3,\"missedSwitches\":0,"
+			"\"inconsistencies\":0}");
 	free(text);
 	summary__free(s);
 }
@@ -69,11 +70,12 @@ static void test_empty(void)
 	char *text;
 
 	summary__set_messages(s, 1e6);
-	text = summary__to_json(s, 10, 10, 0);
+	text = summary__to_json(s, 10, 10, &(struct cg_health){ 0 });
 	/* Nothing measured: no rates, and no CPU per message. */
 	CHECK_STR(text, "{\"measurement\":{\"startEpochMillis\":10,\"endEpochMillis\":10,"
 			"\"durationSeconds\":0},\"host\":{},\"containers\":{},"
-			"\"allContainers\":{\"tasks\":0},\"droppedEvents\":0}");
+			"\"allContainers\":{\"tasks\":0},\"droppedEvents\":0,"
+			"\"missedSwitches\":0,\"inconsistencies\":0}");
 	free(text);
 	summary__free(s);
 }
@@ -159,7 +161,7 @@ static void test_run(void)
 	CHECK(summary__add(s, &iv1) == 0);
 	CHECK(summary__add(s, &iv2) == 0);
 	summary__set_messages(s, 3e6);
-	text = summary__to_json(s, 10000, 11500, 42);
+	text = summary__to_json(s, 10000, 11500, &(struct cg_health){ .dropped_events = 42 });
 	root = cJSON_Parse(text);
 	CHECK(root != NULL);
 	if (!root)
@@ -264,7 +266,7 @@ static void add_wait(struct cg_record *r, uint64_t ns)
 
 static char *json_of(struct summary *s)
 {
-	return summary__to_json(s, 1000, 4000, 0);
+	return summary__to_json(s, 1000, 4000, &(struct cg_health){ 0 });
 }
 
 /* The object at root[key][label], NULL when there is none. */

@@ -355,6 +355,19 @@ static __always_inline void live_move(struct cg_slot_live *live, __u32 from, __u
 	}
 }
 
+/*
+ * Of the task that left the CPU for state to, and the one that took it: to began gap earlier,
+ * and on CPU's time stops for gap (both moved at now by live_move() first).
+ */
+static __always_inline void live_shift(struct cg_slot_live *live, __u32 to, __u64 gap)
+{
+	live->base[CG_ONCPU] -= gap;
+	if (to < CG_NR_STATES) {
+		barrier_var(to);
+		live->base[to] += gap;
+	}
+}
+
 struct move_visit {
 	struct slot_visit v;
 	__u32 from;
@@ -578,13 +591,31 @@ static __always_inline bool task_track(struct task_struct *t, struct task_state 
 	return true;
 }
 
-/* prev's part of a switch: it leaves from for to, voluntarily or not. */
+/* prev's part of a switch: it leaves from for to at left, voluntarily or not. */
 struct switch_out {
 	__u32 from;  /* CG_NR_STATES: none (first sight, or on CPU: the CPU's record holds that) */
 	__u32 to;    /* CG_NR_STATES: it exited */
 	__u64 since; /* when it entered from */
+	__u64 left;  /* when it stopped running, as the scheduler charged it: charged_until() */
 	bool voluntary;
 };
+
+/*
+ * When the scheduler last charged prev runtime (se.exec_start, on rq->clock_task), in cgstat's
+ * clock: now, unless prev was dequeued (it sleeps) and the CPU then balanced before picking
+ * next, with the run queue unlocked and the clock moved on. The kernel charges that time to no
+ * task (not in sum_exec_runtime, nor in cpu.stat), so cgstat does not either: prev leaves the
+ * CPU where its runtime ended. About a microsecond a sleep where CPUs often go idle.
+ */
+static __always_inline __u64 charged_until(struct task_struct *prev, __u64 now)
+{
+	__u64 gap;
+
+	if (!bpf_core_field_exists(prev->se.cfs_rq) || !bpf_core_field_exists(struct cfs_rq, rq))
+		return now;
+	gap = prev->se.cfs_rq->rq->clock_task - prev->se.exec_start;
+	return (__s64)gap > 0 && gap < now ? now - gap : now;
+}
 
 /* next's part: it leaves from (the run queue, after waiting wait) for the CPU. */
 struct switch_in {
@@ -629,8 +660,9 @@ static __always_inline struct task_state *switch_out_decide(struct task_struct *
 	ts->nvcsw = nvcsw;
 	out->from = from == CG_ONCPU ? CG_NR_STATES : from;
 	out->since = ts->since;
+	out->left = charged_until(prev, now);
 	ts->state = to < CG_NR_STATES ? to + 1 : TS_UNTRACKED;
-	ts->since = now;
+	ts->since = out->left;
 	out->to = ts_state_or_none(ts);
 	return ts;
 }
@@ -693,10 +725,14 @@ static __always_inline long slot_switch(__u32 index, void *ctx)
 
 	if (!live)
 		return 0;
-	if (w->out && w->in)
+	if (w->out && w->in) {
 		live_move(live, w->in->from, w->out->to, w->now);
-	else if (w->out)
-		live_move(live, w->out->from, w->out->to, w->now);
+		/* prev left at out->left, next arrived at now: between, no one ran here */
+		if (w->out->left != w->now)
+			live_shift(live, w->out->to, w->now - w->out->left);
+	} else if (w->out) {
+		live_move(live, w->out->from, w->out->to, w->out->left);
+	}
 	else if (w->in)
 		live_move(live, w->in->from, CG_ONCPU, w->now);
 	if (w->out)
@@ -771,8 +807,8 @@ static __always_inline void switch_repair(struct cpu_run *run, struct task_struc
 		left = run_left(run, prev, now);
 		__sync_fetch_and_add(&missed_switches, 1);
 	}
-	if (left > now)
-		left = now;
+	if (left > out->left)
+		left = out->left;
 	if (run->task && left < run->since)
 		left = run->since;
 	if (prev_ts && out->from < CG_NR_STATES && left < out->since)
@@ -816,6 +852,7 @@ int BPF_PROG(cg_sched_switch, bool preempt, struct task_struct *prev, struct tas
 	__u32 zero = 0;
 
 	clock_sync(now);
+	out.left = now;
 	run = bpf_map_lookup_elem(&cpu_runs, &zero);
 	if (!run)
 		return 0;
@@ -833,6 +870,8 @@ int BPF_PROG(cg_sched_switch, bool preempt, struct task_struct *prev, struct tas
 	if (nr_perf_events && run->cgid != ts_cgid(next_ts))
 		counters_charge(run->task ? &run->slots : NULL);
 
+	if (run->task == (__u64)prev && out.left < run->since)
+		out.left = run->since;
 	if (run->task == (__u64)prev && prev_ts && next_ts && out.from == CG_NR_STATES &&
 	    run->cgid == prev_ts->cgid && prev_ts->cgid == next_ts->cgid) {
 		slots_switch(&prev_ts->slots, &out, &in, now);
@@ -843,7 +882,7 @@ int BPF_PROG(cg_sched_switch, bool preempt, struct task_struct *prev, struct tas
 			/* the record counts prev in prev's own slots: release it in prev's pass */
 			out.from = CG_ONCPU;
 		else if (run->task)
-			slots_move(&run->slots, CG_ONCPU, CG_NR_STATES, now, false);
+			slots_move(&run->slots, CG_ONCPU, CG_NR_STATES, out.left, false);
 		if (prev_ts)
 			slots_switch(&prev_ts->slots, &out, NULL, now);
 		if (next_ts)

@@ -20,7 +20,8 @@ ctest --test-dir build --output-on-failure
 export ASAN_OPTIONS=halt_on_error=1:detect_leaks=1:abort_on_error=0
 export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 build build-sanitize -DCGSTAT_SANITIZE=ON
-ctest --test-dir build-sanitize --output-on-failure
+# the ten-minute long run once is enough: on the normal build above
+ctest --test-dir build-sanitize --output-on-failure -LE long
 
 # libFuzzer on every parser of outside input, a bounded time each (CGSTAT_FUZZ_TIME seconds)
 CC=clang build build-fuzz -DCGSTAT_FUZZ=ON

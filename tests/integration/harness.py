@@ -370,3 +370,58 @@ def cgroup_ids():
         with contextlib.suppress(FileNotFoundError):
             ids.add(os.stat(root).st_ino)
     return ids
+
+
+def realtime():
+    """SCHED_FIFO for the calling thread (or, before exec, the process): a line is written
+    and read the moment cgstat drained it, within microseconds, even with every CPU busy, so
+    that the test's own reading lines up with cgstat's interval."""
+    os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(10))
+
+
+def run_lines(args, cgstat_args, sample, n, check_line=None):
+    """cgstat with cgstat_args, one-second intervals as JSON lines on stdout; its first n
+    lines, each with what sample() read the moment the test read the line: the test's own
+    reference for the interval that line closes. check_line(line, sample), if given, runs as
+    each line arrives (for a long run, whose lines are not all kept in memory)."""
+    proc = subprocess.Popen([args.cgstat, "-v", "-f", "json", "-i", "1"] + cgstat_args, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            preexec_fn=realtime)
+    attached = threading.Event()
+    stderr = []
+
+    def follow_stderr():
+        for raw in proc.stderr:
+            stderr.append(raw.decode(errors="replace"))
+            if "attached" in stderr[-1]:
+                attached.set()
+
+    got = []
+
+    def follow_stdout():
+        realtime()
+        for i, raw in enumerate(proc.stdout):
+            ref = sample()
+            line = json.loads(raw)
+            if check_line:
+                check_line(line, ref)
+                line = {k: v for k, v in line.items() if k != "containers"}
+            got.append((line, ref))
+            if i + 1 == n:
+                return
+
+    threads = [threading.Thread(target=f, daemon=True) for f in (follow_stderr, follow_stdout)]
+    for t in threads:
+        t.start()
+    if not attached.wait(30):
+        proc.kill()
+        raise RuntimeError("cgstat did not attach: " + "".join(stderr))
+    threads[1].join(n + 30)
+    proc.send_signal(signal.SIGINT)
+    code = proc.wait(30)
+    check(code == 0, "cgstat exit code %d" % code)
+    check(len(got) == n, "%d of %d intervals arrived" % (len(got), n))
+    bad = [line["inconsistencies"] for line, _ in got if line["inconsistencies"]]
+    check(not bad, "no CPU ever counted more than one task on CPU (inconsistencies %s in "
+            "%d lines; missed switch-outs repaired: %d)"
+            % (bad[-1] if bad else 0, len(got), got[-1][0]["missedSwitches"] if got else 0))
+    return got

@@ -13,11 +13,7 @@ cgroup) and the root cgroup with its kernel threads, idle and busy, beside a sec
 - A second cgstat running beside the first changes neither's figures for a workload of known
   shape."""
 
-import json
 import os
-import signal
-import subprocess
-import threading
 import time
 
 import harness as h
@@ -29,7 +25,6 @@ CAPACITY_SHARE = 0.01
 # /proc/stat counts whole ticks in USER_HZ units, summed over CPUs before rounding: a reading is
 # up to one unit low, so a difference of two readings is within one unit either way.
 PROC_STAT_RESOLUTION_NS = 1e9 / USER_HZ
-INTERVAL = 1.0
 INTERVALS = 6
 
 
@@ -60,57 +55,6 @@ def all_task_exec_ns():
     return out
 
 
-def realtime():
-    """SCHED_FIFO for the calling thread (or, before exec, the process): a line is written
-    and read the moment cgstat drained it, within microseconds, even with every CPU busy, so
-    that the test's own reading lines up with cgstat's interval."""
-    os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(10))
-
-
-def run_lines(args, cgstat_args, sample, n):
-    """cgstat with cgstat_args, JSON lines on stdout; its first n lines, each with what
-    sample() read the moment the test read the line: the test's own reference for the
-    interval that line closes."""
-    proc = subprocess.Popen([args.cgstat, "-v", "-f", "json", "-i", str(INTERVAL)]
-                            + cgstat_args, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            preexec_fn=realtime)
-    attached = threading.Event()
-    stderr = []
-
-    def follow_stderr():
-        for raw in proc.stderr:
-            stderr.append(raw.decode(errors="replace"))
-            if "attached" in stderr[-1]:
-                attached.set()
-
-    got = []
-
-    def follow_stdout():
-        realtime()
-        for raw in proc.stdout:
-            ref = sample()
-            got.append((json.loads(raw), ref))
-            if len(got) == n:
-                return
-
-    threads = [threading.Thread(target=f, daemon=True) for f in (follow_stderr, follow_stdout)]
-    for t in threads:
-        t.start()
-    if not attached.wait(30):
-        proc.kill()
-        raise RuntimeError("cgstat did not attach: " + "".join(stderr))
-    threads[1].join(n * INTERVAL + 30)
-    proc.send_signal(signal.SIGINT)
-    code = proc.wait(30)
-    h.check(code == 0, "cgstat exit code %d" % code)
-    h.check(len(got) == n, "%d of %d intervals arrived" % (len(got), n))
-    bad = [line["inconsistencies"] for line, _ in got if line["inconsistencies"]]
-    h.check(not bad, "no CPU ever counted more than one task on CPU (inconsistencies %s in "
-            "%d lines; missed switch-outs repaired: %d)"
-            % (bad[-1] if bad else 0, len(got), got[-1][0]["missedSwitches"] if got else 0))
-    return got
-
-
 def load(args, cg, cpus, seconds):
     """Two spinning threads pinned to each CPU in cpus, in cgroup cg, for seconds."""
     return [h.Workload(args.workload, cg, "hogs", seconds, cpu) for cpu in cpus]
@@ -118,11 +62,11 @@ def load(args, cg, cpus, seconds):
 
 def all_cgroups_equal_host(args, name, cpus, beside=None):
     """The all-cgroups mode's on-CPU, summed over rows, against /proc/stat's busy time."""
-    seconds = INTERVALS * INTERVAL + 4
+    seconds = INTERVALS + 4
     with h.scratch_cgroup(name) as cg:
         runs = load(args, cg, cpus, seconds)
         time.sleep(0.5)  # the hogs have started, so every interval checked is steady
-        got = run_lines(args, [], lambda: (time.monotonic(), host_busy_ns()), INTERVALS + 1)
+        got = h.run_lines(args, [], lambda: (time.monotonic(), host_busy_ns()), INTERVALS + 1)
         for w in runs:
             w.wait()
     worst = 0.0
@@ -157,11 +101,11 @@ def all_cgroups_equal_host(args, name, cpus, beside=None):
 
 def root_equals_schedstat(args, name, cpus):
     """The v2 root watched: every task counts, kernel threads too, as schedstat says."""
-    seconds = INTERVALS * INTERVAL + 4
+    seconds = INTERVALS + 4
     with h.scratch_cgroup(name) as cg:
         runs = load(args, cg, cpus, seconds)
         time.sleep(0.5)
-        got = run_lines(args, ["-c", "root=" + h.v2_mount()],
+        got = h.run_lines(args, ["-c", "root=" + h.v2_mount()],
                         lambda: (time.monotonic(), all_task_exec_ns()), INTERVALS + 1)
         for w in runs:
             w.wait()

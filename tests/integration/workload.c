@@ -24,6 +24,13 @@
  *                                                 cgroups. Per round the parent touches one
  *                                                 fresh page, the child two.
  *                                                 The child's report comes first, its own line.
+ *   workload [--cgroup DIR] longrun SECONDS SLEEPERS
+ *                                                 a pipe ping-pong between CPU 0 and CPU 1
+ *                                                 for SECONDS, beside SLEEPERS threads that
+ *                                                 sleep 1 s at a time, their wakeups spread
+ *                                                 over the second; prints "ready" once
+ *                                                 all run, and no report: the test reads
+ *                                                 /proc while it runs
  *   workload [--cgroup DIR] messaging GROUPS LOOPS
  *                                                 perf bench sched messaging with threads that
  *                                                 park: per group 20 senders and 20 receivers,
@@ -510,6 +517,63 @@ static void messaging(long groups, long loops)
 	run_threads(groups * 2 * MSG_FDS, messenger, NULL);
 }
 
+/* longrun: what a long run holds steady, read by the test from /proc as it goes */
+static volatile int lr_stop;
+static int lr_ab[2], lr_ba[2];
+
+/* Each sleeper's phase is its own (arg: a fraction of a second), so that they wake spread
+ * over every second rather than in one burst. */
+static void *lr_sleeper(void *arg)
+{
+	struct timespec phase = { 0, (long)(uintptr_t)arg }, nap = { 1, 0 };
+
+	nanosleep(&phase, NULL);
+	while (!lr_stop)
+		nanosleep(&nap, NULL);
+	return arg;
+}
+
+static void *lr_pong(void *arg)
+{
+	char c;
+
+	pin(1);
+	while (read(lr_ab[0], &c, 1) == 1)
+		if (write(lr_ba[1], &c, 1) != 1)
+			die("longrun pong");
+	return arg;
+}
+
+static void longrun(double secs, long sleepers)
+{
+	uint64_t end = now_ns() + (uint64_t)(secs * 1e9);
+	pthread_t *t = calloc(sleepers + 1, sizeof(*t));
+	pthread_attr_t attr;
+	char c = 0;
+	long i;
+
+	if (!t || pipe(lr_ab) || pipe(lr_ba) || pthread_attr_init(&attr) ||
+	    pthread_attr_setstacksize(&attr, 64 * 1024))
+		die("longrun setup");
+	for (i = 0; i < sleepers; i++)
+		if (pthread_create(&t[i], &attr, lr_sleeper,
+				   (void *)(uintptr_t)(i * (1000000000L / sleepers))))
+			die("pthread_create");
+	if (pthread_create(&t[sleepers], &attr, lr_pong, NULL))
+		die("pthread_create");
+	pin(0);
+	printf("ready\n");
+	fflush(stdout);
+	while (now_ns() < end)
+		for (i = 0; i < 1024; i++)
+			if (write(lr_ab[1], &c, 1) != 1 || read(lr_ba[0], &c, 1) != 1)
+				die("longrun ping");
+	lr_stop = 1;
+	close(lr_ab[1]);
+	for (i = 0; i <= sleepers; i++)
+		pthread_join(t[i], NULL);
+}
+
 static void move_to_cgroup(const char *dir);
 
 /*
@@ -623,6 +687,8 @@ int main(int argc, char **argv)
 		churn_procs = atol(argv[i + 1]);
 		churn_threads = atol(argv[i + 2]);
 		run_threads(1, churner, NULL);
+	} else if (!strcmp(argv[i], "longrun") && argc - i == 3) {
+		longrun(atof(argv[i + 1]), atol(argv[i + 2]));
 	} else if (!strcmp(argv[i], "messaging") && argc - i == 3) {
 		messaging(atol(argv[i + 1]), atol(argv[i + 2]));
 	} else {

@@ -17,13 +17,22 @@ int stdio_flush(FILE *f)
 	return 0;
 }
 
+/*
+ * A field a spreadsheet would take for a formula (OWASP's CSV injection list): it is written
+ * quoted, after a ', which makes it text there.
+ */
+static bool formula_like(const char *s)
+{
+	return *s && strchr("=+-@\t\r", *s);
+}
+
 static bool needs_quotes(const char *s)
 {
 	size_t len = strlen(s);
 
 	if (len && (s[0] == ' ' || s[len - 1] == ' '))
 		return true;
-	return strpbrk(s, ",\"\r\n") != NULL;
+	return formula_like(s) || strpbrk(s, ",\"\r\n") != NULL;
 }
 
 int csv_field(FILE *f, const char *s)
@@ -33,7 +42,7 @@ int csv_field(FILE *f, const char *s)
 	if (!needs_quotes(s))
 		return fputs(s, f) == EOF ? stdio_error() : 0;
 
-	if (fputc('"', f) == EOF)
+	if (fputc('"', f) == EOF || (formula_like(s) && fputc('\'', f) == EOF))
 		return stdio_error();
 	while ((quote = strchr(s, '"'))) {
 		/* The quote goes out with the run before it, then once more to double it. */

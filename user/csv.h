@@ -14,8 +14,9 @@
 #include "derived.h"
 
 /*
- * One text field: s as is when it holds none of , " CR LF and neither starts nor ends with a
- * space; else in double quotes with every " doubled. 0 or -errno.
+ * One text field: s as is when it holds none of , " CR LF, neither starts nor ends with a
+ * space, and does not start as a spreadsheet formula (= + - @ TAB CR); else in double quotes
+ * with every " doubled, and a formula's first character after a '. 0 or -errno.
  */
 int csv_field(FILE *f, const char *s);
 

@@ -5,42 +5,9 @@
 #include <string.h>
 
 #include "json_util.h"
+#include "utf8.h"
 
 static const char replacement[] = "\xef\xbf\xbd";
-
-/* The length of the well-formed UTF-8 sequence at s, or 0 when s does not start one. */
-static size_t utf8_sequence(const unsigned char *s)
-{
-	unsigned char lo = 0x80, hi = 0xbf;
-	size_t len, i;
-
-	if (s[0] < 0x80)
-		return 1;
-	if (s[0] >= 0xc2 && s[0] <= 0xdf) {
-		len = 2;
-	} else if (s[0] >= 0xe0 && s[0] <= 0xef) {
-		len = 3;
-		if (s[0] == 0xe0)
-			lo = 0xa0; /* below is an overlong form */
-		else if (s[0] == 0xed)
-			hi = 0x9f; /* above are the UTF-16 surrogates */
-	} else if (s[0] >= 0xf0 && s[0] <= 0xf4) {
-		len = 4;
-		if (s[0] == 0xf0)
-			lo = 0x90;
-		else if (s[0] == 0xf4)
-			hi = 0x8f; /* above is past U+10FFFF */
-	} else {
-		return 0;
-	}
-	/* Only the second byte has the narrowed range; the NUL terminator fails every test. */
-	if (s[1] < lo || s[1] > hi)
-		return 0;
-	for (i = 2; i < len; i++)
-		if (s[i] < 0x80 || s[i] > 0xbf)
-			return 0;
-	return len;
-}
 
 char *utf8_sanitize(const char *s)
 {

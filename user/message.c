@@ -3,27 +3,41 @@
 #include <string.h>
 
 #include "message.h"
+#include "utf8.h"
 
-/* c as it appears in a message: itself, or \\ or \xNN. Returns the length written to out. */
-static int escape_byte(unsigned char c, char out[5])
+/*
+ * The unit at s as it appears in a message: itself, or \\ for a backslash, or \xNN for each
+ * of its bytes where a terminal would act on it (controls, C1's included, and bytes that are
+ * not UTF-8). Returns the length written to out; *used, the bytes of s it stands for.
+ */
+static int escape_unit(const unsigned char *s, char out[17], size_t *used)
 {
-	if (c == '\\')
-		return snprintf(out, 5, "\\\\");
-	if (c < 0x20 || c == 0x7f)
-		return snprintf(out, 5, "\\x%02x", c);
-	out[0] = (char)c;
-	out[1] = '\0';
-	return 1;
+	size_t i;
+	int n = 0;
+
+	if (s[0] == '\\') {
+		*used = 1;
+		return snprintf(out, 17, "\\\\");
+	}
+	if (utf8_unsafe(s, used)) {
+		for (i = 0; i < *used; i++)
+			n += snprintf(out + n, 17 - n, "\\x%02x", s[i]);
+		return n;
+	}
+	memcpy(out, s, *used);
+	out[*used] = '\0';
+	return (int)*used;
 }
 
 void message_quote(FILE *f, const char *value)
 {
 	const unsigned char *p;
-	char esc[5];
+	char esc[17];
+	size_t used;
 
 	fputc('\'', f);
-	for (p = (const unsigned char *)value; *p; p++) {
-		escape_byte(*p, esc);
+	for (p = (const unsigned char *)value; *p; p += used) {
+		escape_unit(p, esc, &used);
 		fputs(esc, f);
 	}
 	fputc('\'', f);
@@ -31,8 +45,8 @@ void message_quote(FILE *f, const char *value)
 
 void message_quote_buf(char *dst, size_t len, const char *value, size_t n)
 {
-	size_t used = 0, i;
-	char esc[5];
+	size_t used = 0, i, unit;
+	char esc[17];
 	int e;
 
 	if (!len)
@@ -41,9 +55,9 @@ void message_quote_buf(char *dst, size_t len, const char *value, size_t n)
 	if (len < 3)
 		return;
 	dst[used++] = '\'';
-	for (i = 0; i < n && value[i]; i++) {
-		e = escape_byte((unsigned char)value[i], esc);
-		if (used + e + 2 > len)
+	for (i = 0; i < n && value[i]; i += unit) {
+		e = escape_unit((const unsigned char *)value + i, esc, &unit);
+		if (used + e + 2 > len || i + unit > n)
 			break;
 		memcpy(dst + used, esc, e);
 		used += e;

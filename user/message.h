@@ -6,8 +6,9 @@
 #include <stdio.h>
 
 /*
- * Write 'VALUE' with control bytes as \xNN and backslashes doubled, so that a value holding a
- * newline (a label, a path) cannot split the one line a message is.
+ * Write 'VALUE' with control characters (C1's too) and bytes that are not UTF-8 as \xNN, and
+ * backslashes doubled, so that a value holding a newline (a label, a path) cannot split the
+ * one line a message is, nor an escape sequence act on the terminal.
  */
 void message_quote(FILE *f, const char *value);
 

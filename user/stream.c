@@ -8,6 +8,7 @@
 #include "derived.h"
 #include "json_util.h"
 #include "stream.h"
+#include "utf8.h"
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -259,23 +260,27 @@ static bool table_value(const struct table_column *c, const struct cg_interval *
 
 /*
  * The label as a terminal can show it: at most TABLE_LABEL_WIDTH bytes, not cut inside a UTF-8
- * sequence, and with control characters (an escape sequence could rewrite the screen) as '?'.
+ * sequence, and with control characters, C1's included (an escape sequence could rewrite the
+ * screen), and bytes that are not UTF-8 as '?'.
  */
 static void table_label(const char *name, char out[TABLE_LABEL_WIDTH + 1])
 {
-	size_t len = strlen(name), i;
+	size_t len = strlen(name), i, o, unit;
 
 	if (len > TABLE_LABEL_WIDTH) {
 		len = TABLE_LABEL_WIDTH;
 		while (len && ((unsigned char)name[len] & 0xc0) == 0x80)
 			len--;
 	}
-	for (i = 0; i < len; i++) {
-		unsigned char c = name[i];
-
-		out[i] = c < 0x20 || c == 0x7f ? '?' : (char)c;
+	for (i = 0, o = 0; i < len; i += unit) {
+		if (utf8_unsafe((const unsigned char *)name + i, &unit)) {
+			out[o++] = '?';
+		} else {
+			memcpy(out + o, name + i, unit);
+			o += unit;
+		}
 	}
-	out[len] = '\0';
+	out[o] = '\0';
 }
 
 static int write_table(FILE *f, const struct cg_interval *iv, bool first)

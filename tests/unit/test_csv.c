@@ -163,8 +163,22 @@ static void test_errors(void)
 	fclose(f);
 }
 
+/* A label a spreadsheet would run as a formula is written as text: quoted, after a '. */
+static void test_formulas(void)
+{
+	CHECK_STR(field_text("=HYPERLINK(\"x\")"), "\"'=HYPERLINK(\"\"x\"\")\"");
+	CHECK_STR(field_text("+1"), "\"'+1\"");
+	CHECK_STR(field_text("-2+3"), "\"'-2+3\"");
+	CHECK_STR(field_text("@SUM(A1)"), "\"'@SUM(A1)\"");
+	CHECK_STR(field_text("\tx"), "\"'\tx\"");
+	/* only the first character makes a formula */
+	CHECK_STR(field_text("a=b"), "a=b");
+	CHECK_STR(field_text("/system.slice/a-b.service"), "/system.slice/a-b.service");
+}
+
 int main(void)
 {
+	test_formulas();
 	test_quoting();
 	test_round_trip();
 	test_numbers();

@@ -28,12 +28,6 @@ static __always_inline bool state_blocked(__u32 state)
 	return (state & (TASK_UNINTERRUPTIBLE | TASK_NOLOAD)) == TASK_UNINTERRUPTIBLE;
 }
 
-/*
- * The deepest cgroup level the watched-ancestor walk looks at (the kernel allows more). A power
- * of two: the walk masks its index with it so that the verifier sees it bounded.
- */
-#define MAX_CGROUP_LEVEL 32
-
 #define READ_ONCE(x) (*(volatile typeof(x) *)&(x))
 
 /* ts->state: 0 until the task is tracked, then its enum cg_state + 1. */
@@ -49,6 +43,11 @@ const volatile __u32 nr_cpus = 1;
 
 /* Slots [0, slot_hwm) have been handed out; the snapshot walks them. */
 __u32 slot_hwm;
+/*
+ * Bumped by the loader when a watched cgroup's id changes (it was made again under its path,
+ * or the watched pid moved): every task resolves its slots again at its next event.
+ */
+__u32 watch_gen;
 /* Tasks that could not be attributed because a map was full: reported, never silent. */
 __u64 dropped_events;
 /*
@@ -80,6 +79,7 @@ struct task_state {
 	__u64 cgid;  /* the cgroup slots were resolved for; 0 before a successful resolve */
 	__u64 nvcsw; /* the task's nvcsw at its last switch-out */
 	__u32 state;
+	__u32 gen; /* watch_gen when slots were resolved */
 	struct slot_set slots;
 };
 
@@ -95,6 +95,7 @@ struct cpu_run {
 	__u64 cgid; /* the cgroup slots is for: equal cgids have equal slot sets */
 	__u64 since;
 	__u32 pid;
+	__u32 gen; /* with cgid: which slots; equal (cgid, gen) pairs have equal slot sets */
 	struct slot_set slots;
 };
 
@@ -267,21 +268,9 @@ static __always_inline void for_each_slot(const struct slot_set *set, slot_visit
 		fn(0, visit);
 }
 
-/*
- * count * enabled / running, as perf scales a multiplexed counter, in 16.16 fixed point so that
- * nothing overflows for counts below 2^47 between two reads (reads are at most an interval
- * apart: the snapshot reads every CPU).
- */
-static __always_inline __u64 counter_scale(__u64 count, __u64 enabled, __u64 running)
-{
-	__u64 ratio = (enabled << 16) / running;
-
-	return (count >> 16) * ratio + (((count & 0xffff) * ratio) >> 16);
-}
-
 struct counters_visit {
 	struct slot_visit v;
-	__u64 delta[CG_MAX_EVENTS];
+	const struct cg_cpu_counters *read;
 };
 
 static __always_inline long counters_add(__u32 index, void *ctx)
@@ -295,7 +284,9 @@ static __always_inline long counters_add(__u32 index, void *ctx)
 	for (e = 0; e < CG_MAX_EVENTS; e++) {
 		if (e >= nr_perf_events)
 			break;
-		live->counter[e] += c->delta[e];
+		live->counter[e] += c->read->d_count[e];
+		live->enabled[e] += c->read->d_enabled[e];
+		live->running[e] += c->read->d_running[e];
 	}
 	return 0;
 }
@@ -310,7 +301,6 @@ static __always_inline void counters_charge(const struct slot_set *set)
 	struct counters_visit c = {};
 	struct bpf_perf_event_value v;
 	struct cg_cpu_counters *last;
-	__u64 enabled, running;
 
 	last = bpf_map_lookup_elem(&cpu_counters, &zero);
 	if (!last)
@@ -318,19 +308,19 @@ static __always_inline void counters_charge(const struct slot_set *set)
 	for (e = 0; e < CG_MAX_EVENTS; e++) {
 		if (e >= nr_perf_events)
 			break;
+		last->d_count[e] = last->d_enabled[e] = last->d_running[e] = 0;
 		if (bpf_perf_event_read_value(&perf_events, e * nr_cpus + cpu, &v, sizeof(v)))
 			continue;
-		c.delta[e] = v.counter - last->count[e];
-		enabled = v.enabled - last->enabled[e];
-		running = v.running - last->running[e];
+		last->d_count[e] = v.counter - last->count[e];
+		last->d_enabled[e] = v.enabled - last->enabled[e];
+		last->d_running[e] = v.running - last->running[e];
 		last->count[e] = v.counter;
 		last->enabled[e] = v.enabled;
 		last->running[e] = v.running;
-		if (running && running < enabled) {
-			c.delta[e] = counter_scale(c.delta[e], enabled, running);
+		if (last->d_running[e] < last->d_enabled[e])
 			multiplexed = 1;
-		}
 	}
+	c.read = last;
 	if (set)
 		for_each_slot(set, counters_add, &c);
 }
@@ -449,9 +439,13 @@ static __always_inline __u32 slot_alloc(struct cgroup *cg, __u64 cgid)
 	info->dead = 0;
 	level = BPF_CORE_READ(cg, level);
 	info->parent_cgid =
-		level > 0 ? cgroup_ancestor_id(cg, (level - 1) & (MAX_CGROUP_LEVEL - 1)) : 0;
-	bpf_probe_read_kernel_str(info->leaf_name, sizeof(info->leaf_name),
-				  BPF_CORE_READ(cg, kn, name));
+		level > 0 ? cgroup_ancestor_id(cg, (level - 1) & (CG_MAX_LEVEL - 1)) : 0;
+	/* deeper, the parent is not read: no name, and user space walks the tree for the label */
+	if (level <= CG_MAX_LEVEL)
+		bpf_probe_read_kernel_str(info->leaf_name, sizeof(info->leaf_name),
+					  BPF_CORE_READ(cg, kn, name));
+	else
+		info->leaf_name[0] = '\0';
 	/* the id last: user space reads the rest once it sees the id */
 	info->cgid = cgid;
 	if (!bpf_map_update_elem(&cgroup_slots, &cgid, &slot, BPF_NOEXIST)) {
@@ -488,7 +482,7 @@ static long resolve_level(__u32 i, struct resolve_ctx *c)
 
 	if (c->n >= CG_MAX_NEST)
 		return 1;
-	id = (int)i == c->level ? c->cgid : cgroup_ancestor_id(c->cg, i & (MAX_CGROUP_LEVEL - 1));
+	id = (int)i == c->level ? c->cgid : cgroup_ancestor_id(c->cg, i & (CG_MAX_LEVEL - 1));
 	slot = bpf_map_lookup_elem(&cgroup_slots, &id);
 	if (slot)
 		c->slot[c->n++ & (CG_MAX_NEST - 1)] = *slot;
@@ -516,8 +510,7 @@ static __always_inline void slots_resolve(struct task_state *ts, struct cgroup *
 		return;
 	}
 	c.level = BPF_CORE_READ(cg, level);
-	bpf_loop(c.level + 1 < MAX_CGROUP_LEVEL ? c.level + 1 : MAX_CGROUP_LEVEL, resolve_level, &c,
-		 0);
+	bpf_loop(c.level + 1 < CG_MAX_LEVEL ? c.level + 1 : CG_MAX_LEVEL, resolve_level, &c, 0);
 	for (i = 0; i < CG_MAX_NEST; i++)
 		ts->slots.slot[i] = c.slot[i];
 	ts->slots.nslots = c.n;
@@ -540,6 +533,7 @@ __noinline int task_move_cgroup(struct task_state *ts, __u64 cg, __u64 cgid, __u
 	moves = ts->state != TS_UNTRACKED && ts_state(ts) != CG_ONCPU;
 	if (moves)
 		slots_move(&ts->slots, ts_state(ts), CG_NR_STATES, now, atomic);
+	ts->gen = READ_ONCE(watch_gen);
 	slots_resolve(ts, (struct cgroup *)cg, cgid);
 	if (moves)
 		slots_move(&ts->slots, CG_NR_STATES, ts_state(ts), now, atomic);
@@ -558,7 +552,7 @@ static __always_inline struct task_state *task_state_get(struct task_struct *t, 
 		return NULL;
 	}
 	cgid = t->cgroups->dfl_cgrp->kn->id;
-	if (ts->cgid == cgid)
+	if (ts->cgid == cgid && ts->gen == watch_gen)
 		return ts;
 	bpf_probe_read_kernel(&cg, sizeof(cg), &t->cgroups->dfl_cgrp);
 	task_move_cgroup(ts, cg, cgid, now, atomic);
@@ -732,8 +726,7 @@ static __always_inline long slot_switch(__u32 index, void *ctx)
 			live_shift(live, w->out->to, w->now - w->out->left);
 	} else if (w->out) {
 		live_move(live, w->out->from, w->out->to, w->out->left);
-	}
-	else if (w->in)
+	} else if (w->in)
 		live_move(live, w->in->from, CG_ONCPU, w->now);
 	if (w->out)
 		count_switch_out(live, w->out);
@@ -759,6 +752,12 @@ static __always_inline void slots_switch(const struct slot_set *set, const struc
 static __always_inline __u64 ts_cgid(const struct task_state *ts)
 {
 	return ts ? ts->cgid : 0;
+}
+
+/* Whether the CPU's record counts on CPU in the slots of ts. */
+static __always_inline bool run_slots_are(const struct cpu_run *run, const struct task_state *ts)
+{
+	return run->cgid == ts->cgid && run->gen == ts->gen;
 }
 
 /*
@@ -826,13 +825,15 @@ static __always_inline void run_record(struct cpu_run *run, struct task_struct *
 				       const struct task_state *next_ts, __u64 now)
 {
 	__u64 cgid = ts_cgid(next_ts);
+	__u32 gen = next_ts ? next_ts->gen : 0;
 
-	if (run->cgid != cgid || !run->task) {
+	if (run->cgid != cgid || run->gen != gen || !run->task) {
 		if (next_ts)
 			run->slots = next_ts->slots;
 		else
 			run->slots.nslots = 0;
 		run->cgid = cgid;
+		run->gen = gen;
 	}
 	run->task = (__u64)next;
 	run->pid = next->pid;
@@ -873,12 +874,13 @@ int BPF_PROG(cg_sched_switch, bool preempt, struct task_struct *prev, struct tas
 	if (run->task == (__u64)prev && out.left < run->since)
 		out.left = run->since;
 	if (run->task == (__u64)prev && prev_ts && next_ts && out.from == CG_NR_STATES &&
-	    run->cgid == prev_ts->cgid && prev_ts->cgid == next_ts->cgid) {
+	    run_slots_are(run, prev_ts) && prev_ts->cgid == next_ts->cgid &&
+	    prev_ts->gen == next_ts->gen) {
 		slots_switch(&prev_ts->slots, &out, &in, now);
 	} else {
 		if (run->task != (__u64)prev)
 			switch_repair(run, prev, prev_ts, &out, now);
-		else if (prev_ts && run->cgid == prev_ts->cgid && out.from == CG_NR_STATES)
+		else if (prev_ts && run_slots_are(run, prev_ts) && out.from == CG_NR_STATES)
 			/* the record counts prev in prev's own slots: release it in prev's pass */
 			out.from = CG_ONCPU;
 		else if (run->task)
@@ -1062,6 +1064,7 @@ int cg_seed_tasks(struct bpf_iter__task *ctx)
 
 struct snapshot_ctx {
 	__u64 now;
+	__u64 cpu; /* whose slots: CG_THIS_CPU, or an offline CPU's */
 	bool first;
 	/* this CPU's on-CPU counts over its slots, and whether one was neither 0 nor 1 */
 	__s64 oncpu;
@@ -1083,7 +1086,8 @@ static long snapshot_slot(__u32 index, struct snapshot_ctx *c)
 	__s64 tasks;
 	int s, try, b, e;
 
-	live = bpf_map_lookup_elem(&slot_live, &index);
+	live = c->cpu == CG_THIS_CPU ? bpf_map_lookup_elem(&slot_live, &index)
+				     : bpf_map_lookup_percpu_elem(&slot_live, &index, c->cpu);
 	info = bpf_map_lookup_elem(&slot_info, &index);
 	snap = bpf_map_lookup_elem(&slot_snap, &index);
 	if (!live || !info || !snap)
@@ -1124,8 +1128,11 @@ static long snapshot_slot(__u32 index, struct snapshot_ctx *c)
 		snap->nivcsw = live->nivcsw;
 		snap->runq_waits = live->runq_waits;
 		snap->runq_max_ns = live->runq_max_ns;
-		for (e = 0; e < CG_MAX_EVENTS; e++)
+		for (e = 0; e < CG_MAX_EVENTS; e++) {
 			snap->counter[e] = live->counter[e];
+			snap->enabled[e] = live->enabled[e];
+			snap->running[e] = live->running[e];
+		}
 	} else {
 		for (s = 0; s < CG_NR_STATES; s++)
 			snap->time_ns[s] += time_ns[s];
@@ -1136,8 +1143,11 @@ static long snapshot_slot(__u32 index, struct snapshot_ctx *c)
 		snap->runq_waits += live->runq_waits;
 		if (live->runq_max_ns > snap->runq_max_ns)
 			snap->runq_max_ns = live->runq_max_ns;
-		for (e = 0; e < CG_MAX_EVENTS; e++)
+		for (e = 0; e < CG_MAX_EVENTS; e++) {
 			snap->counter[e] += live->counter[e];
+			snap->enabled[e] += live->enabled[e];
+			snap->running[e] += live->running[e];
+		}
 	}
 	/*
 	 * The histogram is most of a slot (305 buckets), and a CPU where the cgroup had no wait
@@ -1164,13 +1174,14 @@ int cg_snapshot(struct bpf_raw_tracepoint_args *ctx)
 	struct snapshot_ctx c = {
 		.now = clock_offset_valid ? bpf_ktime_get_ns() + clock_offset : task_clock(current),
 		.first = ctx->args[0],
+		.cpu = ctx->args[1],
 	};
 	struct cpu_run *run;
 	__u32 zero = 0;
 
 	run = bpf_map_lookup_elem(&cpu_runs, &zero);
 	/* the counts of the cgroup running on this CPU now belong to this interval */
-	if (nr_perf_events && run)
+	if (nr_perf_events && run && c.cpu == CG_THIS_CPU)
 		counters_charge(run->task ? &run->slots : NULL);
 
 	bpf_loop(slot_hwm, snapshot_slot, &c, 0);

@@ -25,6 +25,13 @@ enum cg_state {
 /* How many watched cgroups one task can count in (itself and its watched ancestors). */
 #define CG_MAX_NEST 8
 
+/*
+ * The levels below the root that the BPF side reads a cgroup's ancestors at: a watched cgroup
+ * must be above it (the loader refuses one that is not); the kernel allows deeper ones, which
+ * count in their watched ancestors all the same. A power of two: the walk masks its index.
+ */
+#define CG_MAX_LEVEL 32
+
 /* perf events (columns of perf-stat.csv) one run can count. */
 #define CG_MAX_EVENTS 16
 
@@ -58,7 +65,15 @@ struct cg_slot_live {
 	__u64 migrations;
 	__u64 runq_waits;
 	__u64 runq_max_ns; /* since the last snapshot on this CPU; the snapshot resets it */
-	__u64 counter[CG_MAX_EVENTS]; /* perf counts while this cgroup ran, scaled if multiplexed */
+	/*
+	 * perf counts while this cgroup ran, raw, with the time each event was enabled and
+	 * running meanwhile: a multiplexed event is scaled once, over the interval, by the drain
+	 * (scaling each short piece alone counts a piece read while the event was off the PMU as
+	 * nothing).
+	 */
+	__u64 counter[CG_MAX_EVENTS];
+	__u64 enabled[CG_MAX_EVENTS];
+	__u64 running[CG_MAX_EVENTS];
 	/*
 	 * The waits since the last snapshot that had new ones on this CPU: that snapshot added
 	 * them to the slot's cumulative histogram and emptied this one. runq_waits_snapped is
@@ -76,6 +91,10 @@ struct cg_cpu_counters {
 	__u64 count[CG_MAX_EVENTS];
 	__u64 enabled[CG_MAX_EVENTS];
 	__u64 running[CG_MAX_EVENTS];
+	/* the last read's differences, for the slots it is charged to (too big for the stack) */
+	__u64 d_count[CG_MAX_EVENTS];
+	__u64 d_enabled[CG_MAX_EVENTS];
+	__u64 d_running[CG_MAX_EVENTS];
 };
 
 /* A cgroup directory's name, NAME_MAX and its NUL. */
@@ -111,14 +130,23 @@ struct cg_slot_snap {
 	__u64 migrations;
 	__u64 runq_waits;
 	__u64 runq_max_ns;
-	__u64 counter[CG_MAX_EVENTS];
+	__u64 counter[CG_MAX_EVENTS]; /* raw; scaled by the drain with enabled and running */
+	__u64 enabled[CG_MAX_EVENTS];
+	__u64 running[CG_MAX_EVENTS];
 	__u32 runq_hist[CG_HIST_BUCKETS];
 };
 
 /* The snapshot program's context: BPF_PROG_TEST_RUN passes it as the raw_tp argument array. */
 struct cg_snapshot_args {
 	__u64 first_cpu; /* 1 on the first CPU of a snapshot: overwrite rather than add */
+	/*
+	 * CG_THIS_CPU, or an offline CPU whose slots this run reads from another CPU: nothing
+	 * writes them while it is offline, and its last values still belong in every sum.
+	 */
+	__u64 cpu;
 };
+
+#define CG_THIS_CPU ((__u64)-1)
 
 #ifndef CG_INLINE
 #define CG_INLINE static inline __attribute__((always_inline))

@@ -31,12 +31,13 @@
 #define NSEC_PER_SEC  1000000000ULL
 #define NSEC_PER_MSEC 1000000ULL
 
-static volatile sig_atomic_t stop_signal;
-
-static void on_stop_signal(int sig)
-{
-	stop_signal = sig;
-}
+/*
+ * SIGINT or SIGTERM once taken (or SIGPIPE, when the stdout reader went away). Both signals
+ * are blocked from the start and taken only by sleep_until(): one that comes while cgstat
+ * starts, loads, seeds or drains waits there, and the run stops cleanly at once.
+ */
+static int stop_signal;
+static sigset_t stop_signals;
 
 static uint64_t clock_ns(clockid_t id)
 {
@@ -46,10 +47,15 @@ static uint64_t clock_ns(clockid_t id)
 	return (uint64_t)ts.tv_sec * NSEC_PER_SEC + ts.tv_nsec;
 }
 
-/* The cgroups of -c and -p, resolved before anything is loaded. */
+/*
+ * The cgroups of -c and -p, resolved before anything is loaded, and followed after: a path
+ * given with -c that is made again (a restarted service), or a -p process that moves.
+ */
 struct watch_list {
 	uint64_t *ids;
 	char **labels;
+	char **paths; /* -c by path: the absolute path to follow; NULL for an id or -p */
+	int *pids;    /* -p: the process to follow; 0 otherwise */
 	int nr;
 };
 
@@ -57,14 +63,78 @@ static void watch_list_free(struct watch_list *w)
 {
 	int i;
 
-	for (i = 0; i < w->nr; i++)
+	for (i = 0; i < w->nr; i++) {
 		free(w->labels[i]);
+		free(w->paths[i]);
+	}
 	free(w->labels);
+	free(w->paths);
+	free(w->pids);
 	free(w->ids);
 }
 
-static int watch_list_resolve(struct watch_list *w, const struct cg_opts *opts,
-			      const struct cgroup_mount *mnt)
+/* A -c value that is a cgroup id, not a path: nothing to follow. */
+static bool is_cgroup_id(const char *spec)
+{
+	return *spec && strspn(spec, "0123456789") == strlen(spec);
+}
+
+/* Levels below the root: the components of the path under the mount. */
+static int cgroup_level(const struct cgroup_mount *mnt, const char *path)
+{
+	const char *p = cgroup_label(mnt, path);
+	int level = 0;
+
+	for (; *p; p++)
+		level += *p == '/' && p[1];
+	return level;
+}
+
+/* Whether cgroup path a is b or one of b's ancestors. */
+static bool cgroup_contains(const char *a, const char *b)
+{
+	size_t n = strlen(a);
+
+	return !strncmp(a, b, n) && (b[n] == '\0' || b[n] == '/' || (n && a[n - 1] == '/'));
+}
+
+/*
+ * What the BPF side cannot count, refused with one line before anything is loaded: a watched
+ * cgroup deeper than it reads ancestors, or more watched cgroups on one path than a task can
+ * count in. -E2BIG or 0.
+ */
+static int watch_list_check(char *const *paths, int nr, const struct cgroup_mount *mnt)
+{
+	int i, j, nested;
+
+	for (i = 0; i < nr; i++) {
+		if (cgroup_level(mnt, paths[i]) >= CG_MAX_LEVEL) {
+			fputs("cgstat: cgroup ", stderr);
+			message_quote(stderr, paths[i]);
+			fprintf(stderr,
+				" is %d levels deep; cgstat watches cgroups up to %d levels "
+				"below the root (deeper ones count in a watched ancestor)\n",
+				cgroup_level(mnt, paths[i]), CG_MAX_LEVEL - 1);
+			return -E2BIG;
+		}
+		for (nested = 0, j = 0; j < nr; j++)
+			nested += cgroup_contains(paths[j], paths[i]);
+		if (nested > CG_MAX_NEST) {
+			fputs("cgstat: cgroup ", stderr);
+			message_quote(stderr, paths[i]);
+			fprintf(stderr,
+				" and %d watched cgroups above it: a task counts in at most "
+				"%d nested watched cgroups\n",
+				nested - 1, CG_MAX_NEST);
+			return -E2BIG;
+		}
+	}
+	return 0;
+}
+
+/* watch_list_resolve()'s part that fills w, with each target's path in resolved[]. */
+static int watch_list_resolve_paths(struct watch_list *w, const struct cg_opts *opts,
+				    const struct cgroup_mount *mnt, char **resolved)
 {
 	char path[4096];
 	uint64_t id;
@@ -72,7 +142,9 @@ static int watch_list_resolve(struct watch_list *w, const struct cg_opts *opts,
 
 	w->ids = calloc(opts->nr_targets, sizeof(*w->ids));
 	w->labels = calloc(opts->nr_targets, sizeof(*w->labels));
-	if (!w->ids || !w->labels)
+	w->paths = calloc(opts->nr_targets, sizeof(*w->paths));
+	w->pids = calloc(opts->nr_targets, sizeof(*w->pids));
+	if (!w->ids || !w->labels || !w->paths || !w->pids)
 		return -ENOMEM;
 	for (i = 0; i < opts->nr_targets; i++) {
 		const struct cg_target *t = &opts->targets[i];
@@ -107,9 +179,79 @@ static int watch_list_resolve(struct watch_list *w, const struct cg_opts *opts,
 		w->labels[w->nr] = strdup(t->name ? t->name : cgroup_label(mnt, path));
 		if (!w->labels[w->nr])
 			return -ENOMEM;
+		if (t->cgroup && !is_cgroup_id(t->cgroup)) {
+			w->paths[w->nr] = strdup(path);
+			if (!w->paths[w->nr])
+				return -ENOMEM;
+		}
+		w->pids[w->nr] = t->cgroup ? 0 : t->pid;
+		resolved[w->nr] = strdup(path);
+		if (!resolved[w->nr])
+			return -ENOMEM;
 		w->ids[w->nr++] = id;
 	}
 	return 0;
+}
+
+static int watch_list_resolve(struct watch_list *w, const struct cg_opts *opts,
+			      const struct cgroup_mount *mnt)
+{
+	char **resolved;
+	int i, err;
+
+	resolved = calloc(opts->nr_targets + 1, sizeof(*resolved));
+	if (!resolved)
+		return -ENOMEM;
+	err = watch_list_resolve_paths(w, opts, mnt, resolved);
+	if (!err)
+		err = watch_list_check(resolved, w->nr, mnt);
+	for (i = 0; i < opts->nr_targets; i++)
+		free(resolved[i]);
+	free(resolved);
+	return err;
+}
+
+/*
+ * After each interval: a watched path that names another cgroup now (removed and made again)
+ * or a watched process in another cgroup is counted from now on in the same slot, under the
+ * same label, and said on stderr. A path that is gone, or a process that exited, keeps its
+ * last cgroup.
+ */
+static void watch_list_follow(struct watch_list *w, const struct cgroup_mount *mnt,
+			      struct collector *c)
+{
+	char path[4096];
+	uint64_t id;
+	int i, err;
+
+	for (i = 0; i < w->nr; i++) {
+		if (w->pids[i])
+			err = cgroup_of_pid(mnt, "/proc", w->pids[i], path, sizeof(path), &id);
+		else if (w->paths[i])
+			err = cgroup_id_of_path(w->paths[i], &id);
+		else
+			continue;
+		if (err || id == w->ids[i])
+			continue;
+		err = collector__rewatch(c, i, w->ids[i], id);
+		if (err) {
+			/* another watched slot has it: both watch the same cgroup now */
+			if (err != -EEXIST)
+				fprintf(stderr, "cgstat: %s: cannot follow: %s\n", w->labels[i],
+					strerror(-err));
+			continue;
+		}
+		fprintf(stderr, "cgstat: %s: ", w->labels[i]);
+		if (w->pids[i]) {
+			fprintf(stderr, "pid %d moved to ", w->pids[i]);
+			message_quote(stderr, path);
+			fputs("; following it\n", stderr);
+		} else {
+			message_quote(stderr, w->paths[i]);
+			fputs(" was made again; counting it under the same label\n", stderr);
+		}
+		w->ids[i] = id;
+	}
 }
 
 struct label_ctx {
@@ -174,20 +316,26 @@ static bool owned_by_root(const char *dir)
 	return !stat(dir, &st) && st.st_uid == 0;
 }
 
-/* Sleep until the monotonic deadline; false when a signal came first. */
+/*
+ * Sleep until the monotonic deadline; false when a stop signal came first, or had come since
+ * the last call (it is pending then, so there is no window where it waits a whole interval).
+ */
 static bool sleep_until(uint64_t deadline_ns)
 {
-	struct timespec ts = {
-		.tv_sec = deadline_ns / NSEC_PER_SEC,
-		.tv_nsec = deadline_ns % NSEC_PER_SEC,
-	};
+	struct timespec ts;
+	uint64_t now;
+	int sig;
 
 	while (!stop_signal) {
-		int err = clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
-
-		if (!err)
+		now = clock_ns(CLOCK_MONOTONIC);
+		if (now >= deadline_ns)
 			return true;
-		if (err != EINTR)
+		ts.tv_sec = (deadline_ns - now) / NSEC_PER_SEC;
+		ts.tv_nsec = (deadline_ns - now) % NSEC_PER_SEC;
+		sig = sigtimedwait(&stop_signals, NULL, &ts);
+		if (sig > 0)
+			stop_signal = sig;
+		else if (errno == EAGAIN)
 			return true;
 	}
 	return false;
@@ -281,6 +429,8 @@ struct run {
 	struct out_files *files;
 	struct summary *summary;
 	struct cgroup_names *names;
+	struct watch_list *watched;
+	const struct cgroup_mount *mnt;
 	enum cg_format format;
 	bool stream_open;
 	bool stream_first;
@@ -353,6 +503,8 @@ static int run_interval(struct run *r, uint64_t interval_ns)
 	if (r->names)
 		free_dead_slots(r->collector, r->names, r->summary, snap, nr_slots,
 				r->opts->verbose);
+	else
+		watch_list_follow(r->watched, r->mnt, r->collector);
 	return 0;
 }
 
@@ -427,11 +579,14 @@ int main(int argc, char **argv)
 	struct watch_list watched = {};
 	struct label_ctx labels = { .watched = &watched };
 	struct event_list events = {};
-	struct sigaction sa = { .sa_handler = on_stop_signal };
 	struct cg_opts opts;
 	struct run r = {};
 	int err, status = 1;
 
+	sigemptyset(&stop_signals);
+	sigaddset(&stop_signals, SIGINT);
+	sigaddset(&stop_signals, SIGTERM);
+	sigprocmask(SIG_BLOCK, &stop_signals, NULL);
 	err = opts_parse(&opts, argc, argv, stdout, stderr);
 	if (err < 0)
 		return 2;
@@ -439,6 +594,8 @@ int main(int argc, char **argv)
 		return 0;
 	r.opts = &opts;
 	r.events = &events;
+	r.watched = &watched;
+	r.mnt = &mnt;
 	if (event_list_parse(&events, &opts)) {
 		status = 2;
 		goto out;
@@ -453,7 +610,8 @@ int main(int argc, char **argv)
 	}
 	err = watch_list_resolve(&watched, &opts, &mnt);
 	if (err) {
-		if (err == -EEXIST) /* the same cgroup twice: the command line is wrong */
+		/* the same cgroup twice, or one cgstat cannot count: the command line is wrong */
+		if (err == -EEXIST || err == -E2BIG)
 			status = 2;
 		goto out;
 	}
@@ -468,7 +626,11 @@ int main(int argc, char **argv)
 			err = errno;
 			fputs("cgstat: output folder ", stderr);
 			message_quote(stderr, opts.output_dir);
-			fprintf(stderr, ": %s\n", strerror(err));
+			fprintf(stderr, ": %s\n",
+				err == EINVAL
+					? "a file cgstat writes is there and is not a regular "
+					  "file (a FIFO or a device)"
+					: strerror(err));
 			goto out;
 		}
 	}
@@ -483,8 +645,6 @@ int main(int argc, char **argv)
 	r.stream_open = !opts.quiet;
 	r.stream_first = true;
 
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
 	copts.nr_cpus = libbpf_num_possible_cpus();

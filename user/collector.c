@@ -87,27 +87,35 @@ static int add_perf_fds(struct collector *c, const struct collector_opts *opts)
 
 /*
  * Run prog on each online CPU in turn, where no tracepoint of that CPU can interleave with it;
- * args->first_cpu is 1 on the first CPU it runs on only. 0, -ENXIO if no CPU was online, or
- * -errno.
+ * args->first_cpu is 1 on the first CPU it runs on only. With offline_too, an offline CPU's
+ * turn runs wherever the caller is, with args->cpu naming it (the snapshot still sums its
+ * slots). 0, -ENXIO if no CPU was online, or -errno.
  */
 static int run_on_each_cpu(struct collector *c, struct bpf_program *prog,
-			   struct cg_snapshot_args *args)
+			   struct cg_snapshot_args *args, bool offline_too)
 {
 	LIBBPF_OPTS(bpf_test_run_opts, run, .ctx_in = args, .ctx_size_in = sizeof(*args),
 		    .flags = BPF_F_TEST_RUN_ON_CPU);
-	int cpu, err;
+	LIBBPF_OPTS(bpf_test_run_opts, here, .ctx_in = args, .ctx_size_in = sizeof(*args));
+	int cpu, err, online = 0;
 
 	args->first_cpu = 1;
 	for (cpu = 0; cpu < c->nr_cpus; cpu++) {
+		args->cpu = CG_THIS_CPU;
 		run.cpu = cpu;
 		err = bpf_prog_test_run_opts(bpf_program__fd(prog), &run);
-		if (err == -ENXIO) /* offline */
+		if (err == -ENXIO && offline_too) {
+			args->cpu = cpu;
+			err = bpf_prog_test_run_opts(bpf_program__fd(prog), &here);
+		} else if (err == -ENXIO) {
 			continue;
+		}
 		if (err)
 			return err;
+		online += args->cpu == CG_THIS_CPU;
 		args->first_cpu = 0;
 	}
-	return args->first_cpu ? -ENXIO : 0;
+	return online ? 0 : -ENXIO;
 }
 
 /*
@@ -122,7 +130,7 @@ static int seed_tasks(struct collector *c)
 	int fd, err = 0;
 	ssize_t n;
 
-	err = run_on_each_cpu(c, c->skel->progs.cg_seed_cpu, &args);
+	err = run_on_each_cpu(c, c->skel->progs.cg_seed_cpu, &args, false);
 	if (err)
 		return err;
 	link = bpf_program__attach_iter(c->skel->progs.cg_seed_tasks, NULL);
@@ -238,7 +246,7 @@ int collector__snapshot(struct collector *c, const struct cg_slot_snap **snap, u
 	 * Each CPU's slots are read on that CPU and added up in slot_snap. CPUs run one after the
 	 * other: the sum needs no atomics.
 	 */
-	err = run_on_each_cpu(c, c->skel->progs.cg_snapshot, &args);
+	err = run_on_each_cpu(c, c->skel->progs.cg_snapshot, &args, true);
 	if (err)
 		return err;
 	hwm = c->skel->bss->slot_hwm;
@@ -265,6 +273,30 @@ int collector__free_slot(struct collector *c, uint32_t slot, uint64_t cgid)
 		return err;
 	return bpf_map__update_elem(c->skel->maps.free_slots, NULL, 0, &slot, sizeof(slot),
 				    BPF_ANY);
+}
+
+int collector__rewatch(struct collector *c, uint32_t slot, uint64_t old_cgid, uint64_t new_cgid)
+{
+	uint32_t other;
+	int err;
+
+	/* the map holds one entry a watched cgroup: the old one goes first */
+	if (bpf_map__lookup_elem(c->skel->maps.cgroup_slots, &new_cgid, sizeof(new_cgid), &other,
+				 sizeof(other), 0) == 0)
+		return -EEXIST;
+	err = bpf_map__delete_elem(c->skel->maps.cgroup_slots, &old_cgid, sizeof(old_cgid), 0);
+	if (err && err != -ENOENT)
+		return err;
+	err = bpf_map__update_elem(c->skel->maps.cgroup_slots, &new_cgid, sizeof(new_cgid), &slot,
+				   sizeof(slot), BPF_NOEXIST);
+	if (err) {
+		bpf_map__update_elem(c->skel->maps.cgroup_slots, &old_cgid, sizeof(old_cgid), &slot,
+				     sizeof(slot), BPF_NOEXIST);
+		return err;
+	}
+	/* only the loader writes it: every task resolves its slots again at its next event */
+	__atomic_store_n(&c->skel->bss->watch_gen, c->skel->bss->watch_gen + 1, __ATOMIC_RELEASE);
+	return 0;
 }
 
 int collector__slot_origin(struct collector *c, uint32_t slot, uint64_t cgid, uint64_t *parent_cgid,

@@ -44,6 +44,13 @@ int collector__snapshot(struct collector *c, const struct cg_slot_snap **snap, u
 int collector__free_slot(struct collector *c, uint32_t slot, uint64_t cgid);
 
 /*
+ * A watched slot counts cgroup new_cgid from now on instead of old_cgid (the watched path was
+ * made again, or the watched pid moved): its figures go on under the same label. 0, -EEXIST
+ * when another watched slot has new_cgid, or -errno.
+ */
+int collector__rewatch(struct collector *c, uint32_t slot, uint64_t old_cgid, uint64_t new_cgid);
+
+/*
  * The parent id (0: the root) and directory name that slot's cgroup had when the slot was
  * taken, in the all-cgroups mode; name holds CG_LEAF_NAME_MAX bytes. 0, -ENOENT when the slot
  * no longer belongs to cgid, or -errno.

@@ -68,6 +68,14 @@ static uint64_t grown(uint64_t now, uint64_t before)
 	return (int64_t)(now - before) > 0 ? now - before : 0;
 }
 
+uint64_t counter_scaled(uint64_t count, uint64_t enabled, uint64_t running)
+{
+	/* a count that ran the whole time, or not at all, is what it is */
+	if (!running || running >= enabled)
+		return count;
+	return (uint64_t)((double)count * (double)enabled / (double)running + 0.5);
+}
+
 /* counter[i] from cgstat's own exact figures where perf's event means the same thing. */
 static void record_counters(const struct drain *d, struct cg_record *r,
 			    const struct cg_slot_snap *cur, const struct cg_slot_snap *prev)
@@ -90,9 +98,15 @@ static void record_counters(const struct drain *d, struct cg_record *r,
 			break;
 		default:
 			r->counter_valid[i] = col->perf_index >= 0;
-			r->counter[i] = r->counter_valid[i] ? grown(cur->counter[col->perf_index],
-								    prev->counter[col->perf_index])
-							    : 0;
+			r->counter[i] = 0;
+			if (r->counter_valid[i]) {
+				int e = col->perf_index;
+
+				r->counter[i] =
+					counter_scaled(grown(cur->counter[e], prev->counter[e]),
+						       grown(cur->enabled[e], prev->enabled[e]),
+						       grown(cur->running[e], prev->running[e]));
+			}
 			break;
 		}
 	}

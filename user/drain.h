@@ -40,4 +40,10 @@ int drain__interval(struct drain *d, const struct cg_slot_snap *snap, uint32_t n
 
 void drain__free(struct drain *d);
 
+/*
+ * A perf count over an interval, scaled as perf scales a multiplexed event: by the time it
+ * was enabled over the time it was on the PMU, both summed over the interval's pieces.
+ */
+uint64_t counter_scaled(uint64_t count, uint64_t enabled, uint64_t running);
+
 #endif /* CGSTAT_DRAIN_H */

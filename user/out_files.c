@@ -96,9 +96,19 @@ static int pwrite_all(int fd, const char *buf, size_t len, off_t off)
 
 static int row_file_open(struct row_file *rf, int dirfd, const char *name)
 {
-	rf->fd = openat(dirfd, name, CREATE_FLAGS, 0644);
+	struct stat st;
+
+	/*
+	 * O_NONBLOCK: a FIFO planted under the name would block the open until a reader came
+	 * (regular files ignore the flag). Anything but a regular file is refused.
+	 */
+	rf->fd = openat(dirfd, name, CREATE_FLAGS | O_NONBLOCK, 0644);
 	if (rf->fd < 0)
+		return errno == ENXIO ? -EINVAL : -errno;
+	if (fstat(rf->fd, &st))
 		return -errno;
+	if (!S_ISREG(st.st_mode))
+		return -EINVAL;
 	rf->rows = open_memstream(&rf->buf, &rf->len);
 	if (!rf->rows)
 		return -errno;

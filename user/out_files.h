@@ -15,7 +15,8 @@ struct out_files;
 /*
  * Create dir (0755) unless it exists, and in it container-stats.csv and sched-stats.csv with
  * their headers, so that a run that ends early still leaves them. NULL and errno on failure:
- * ENOTDIR when dir is a symlink, ELOOP when one of the files is.
+ * ENOTDIR when dir is a symlink, ELOOP when one of the files is, EINVAL when one is there and
+ * is not a regular file (a FIFO would block the open, a device take the rows).
  */
 struct out_files *out_files__open(const char *dir);
 

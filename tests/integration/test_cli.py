@@ -234,6 +234,89 @@ def removed_cgroup(args):
                   got["involuntarySwitches"], want["nivcsw"], SWITCHES, tail)
 
 
+def watch_limits(args):
+    """What the BPF side cannot count is refused at start with one line (exit 2): a watched
+    cgroup 32 levels below the root or deeper, or nine watched cgroups on one path. Eight are
+    accepted; and a busy cgroup deeper than 32 levels gets its true path in the all-cgroups
+    mode."""
+    with h.scratch_cgroup("deep") as top:
+        chain = [top]  # top is at level 1
+        while len(chain) < 34:
+            chain.append(os.path.join(chain[-1], "l%d" % (len(chain) + 1)))
+            os.mkdir(chain[-1])
+        got, stdout, err = run([args.cgstat, "-q", "--no-perf", "-d", "0.3",
+                                "-c", "d=" + chain[31]])
+        line = err.decode(errors="replace").rstrip("\n")
+        h.check(got == 2 and one_line(err) and "32 levels deep" in line and not stdout,
+                "a watched cgroup 32 levels deep: exit %d, one line: %r" % (got, line))
+        nine = [a for i, c in enumerate(chain[:9]) for a in ("-c", "n%d=%s" % (i, c))]
+        got, stdout, err = run([args.cgstat, "-q", "--no-perf", "-d", "0.3"] + nine)
+        line = err.decode(errors="replace").rstrip("\n")
+        h.check(got == 2 and one_line(err) and "at most 8 nested" in line,
+                "nine nested watched cgroups: exit %d, one line: %r" % (got, line))
+        got, stdout, err = run([args.cgstat, "-q", "--no-perf", "-d", "0.3"] + nine[:16])
+        h.check(got == 0 and not err, "eight nested watched cgroups: exit %d, %r" % (got, err))
+        cgstat = h.Cgstat(args.cgstat, ["-q", "-i", "0.5"])
+        h.run_workload(args.workload, chain[-1], "steady", 1, 1)
+        h.settle()
+        cgstat.stop()
+        labels = {r["container"] for r in cgstat.rows("sched-stats.csv")}
+        want = h.v2_label(chain[-1])
+        h.check(want in labels and not [l for l in labels if l.endswith("/l34") and l != want],
+                "a cgroup 34 levels deep is labelled by its path in the all-cgroups mode: %r"
+                % sorted(l for l in labels if l.endswith("l34")))
+
+
+def planted_fifo(args, tmp, cg):
+    """A FIFO where cgstat writes a file is refused at once with one line, not waited on."""
+    out = os.path.join(tmp, "fifo-out")
+    os.mkdir(out)
+    os.mkfifo(os.path.join(out, "sched-stats.csv"))
+    try:
+        got, stdout, err = run([args.cgstat, "-q", "-d", "0.3", "-o", out, "-c", "w=" + cg])
+    except subprocess.TimeoutExpired:
+        got, err = None, b"(hung for 20 s)"
+    line = err.decode(errors="replace").rstrip("\n")
+    h.check(got == 1 and one_line(err) and "not a regular file" in line,
+            "a FIFO planted as sched-stats.csv: exit %s, one line: %r" % (got, line))
+
+
+SIGINT_SIGTERM = (1 << (signal.SIGINT - 1)) | (1 << (signal.SIGTERM - 1))
+
+
+def early_signals(args, tmp, cg):
+    """SIGINT at any moment of the start (options, loading, seeding, the first interval) stops
+    the run cleanly: exit 0 within a second, the files and the summary written."""
+    for delay in (0.0, 0.01, 0.03, 0.06, 0.1, 0.15, 0.25):
+        out = os.path.join(tmp, "early-%d" % int(delay * 1000))
+        proc = subprocess.Popen([args.cgstat, "-q", "-i", "10", "-o", out, "-c", "w=" + cg],
+                                stderr=subprocess.PIPE)
+        # from main()'s first line on: before it, the dynamic loader runs, and the signal's
+        # default action is all there is
+        blocked = False
+        for _ in range(2000):
+            with open("/proc/%d/status" % proc.pid) as f:
+                status = dict(line.split(":", 1) for line in f if ":" in line)
+            if int(status["SigBlk"], 16) & SIGINT_SIGTERM == SIGINT_SIGTERM:
+                blocked = True
+                break
+            time.sleep(0.001)
+        h.check(blocked, "cgstat blocks SIGINT and SIGTERM from the start")
+        time.sleep(delay)
+        proc.send_signal(signal.SIGINT)
+        sent = time.monotonic()
+        try:
+            _, err = proc.communicate(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            _, err = proc.communicate()
+        took = time.monotonic() - sent
+        h.check(proc.returncode == 0 and took < 1.0 and
+                os.path.exists(os.path.join(out, "container-summary.json")),
+                "SIGINT %.0f ms after the start: exit %d after %.0f ms, summary written, "
+                "stderr %r" % (delay * 1000, proc.returncode, took * 1000, err[-200:]))
+
+
 def hostile_labels(args):
     """Labels are bytes the user chose: CSV quotes them, JSON replaces what is not UTF-8."""
     nasty = b'a,b"c\nd\xff\xfe'
@@ -326,11 +409,14 @@ def main():
     try:
         with h.scratch_cgroup("cli") as cg:
             bad_input(args, tmp, cg)
+            planted_fifo(args, tmp, cg)
+            early_signals(args, tmp, cg)
         help_and_version(args)
         headers(args)
         cpu_cores(args)
         closed_stdout(args, tmp)
         removed_cgroup(args)
+        watch_limits(args)
         hostile_labels(args)
         planted_symlinks(args, tmp)
     finally:

@@ -13,7 +13,9 @@ cgroup) and the root cgroup with its kernel threads, idle and busy, beside a sec
 - A second cgstat running beside the first changes neither's figures for a workload of known
   shape."""
 
+import json
 import os
+import subprocess
 import time
 
 import harness as h
@@ -34,6 +36,15 @@ def host_busy_ns():
         fields = [int(x) for x in f.readline().split()[1:]]
     user, nice, system, _idle, _iowait, irq, softirq, steal = fields[:8]
     return (user + nice + system + irq + softirq + steal) * 1e9 / USER_HZ
+
+
+def forks():
+    """Threads and processes made since boot (/proc/stat's processes line)."""
+    with open("/proc/stat") as f:
+        for line in f:
+            if line.startswith("processes "):
+                return int(line.split()[1])
+    return 0
 
 
 def all_task_exec_ns():
@@ -106,12 +117,19 @@ def root_equals_schedstat(args, name, cpus):
         runs = load(args, cg, cpus, seconds)
         time.sleep(0.5)
         got = h.run_lines(args, ["-c", "root=" + h.v2_mount()],
-                        lambda: (time.monotonic(), all_task_exec_ns()), INTERVALS + 1)
+                          lambda: (time.monotonic(), forks(), all_task_exec_ns()),
+                          INTERVALS + 1)
         for w in runs:
             w.wait()
     kthreads = kernel_threads()
     worst = 0.0
-    for (_, (t0, before)), (line, (t1, after)) in zip(got, got[1:]):
+    compared = 0
+    for (_, (t0, f0, before)), (line, (t1, f1, after)) in zip(got, got[1:]):
+        if f1 != f0:
+            # a thread made and gone between two readings is in cgstat's figure and in no
+            # reading: such an interval has no reference
+            continue
+        compared += 1
         interval_ns = line["intervalMillis"] * 1e6
         # the threads' time over the test's own window, scaled to cgstat's interval
         scale = interval_ns / ((t1 - t0) * 1e9)
@@ -127,6 +145,9 @@ def root_equals_schedstat(args, name, cpus):
                 "%.3f ms, %d threads gone): %+.2f%% of capacity (limit %.1f%%)"
                 % (name, got_ns / 1e6, kernel_ns / 1e6, kthread_ns / 1e6, gone, 100 * error,
                    100 * CAPACITY_SHARE))
+    h.check(compared >= (len(got) - 1) // 2,
+            "%s: %d of %d intervals had no thread made in them, and were compared"
+            % (name, compared, len(got) - 1))
 
 
 def kernel_threads():
@@ -175,6 +196,102 @@ def beside_second_cgstat(args):
                     % (who, summary["inconsistencies"], summary["droppedEvents"]))
 
 
+def restarted_service(args):
+    """A watched cgroup removed and made again under its path (a service restart) is counted
+    again under its label, and said once on stderr."""
+    path = os.path.join(h.v2_mount(), "cgstat-test-%d-svc" % os.getpid())
+    os.mkdir(path)
+    try:
+        cgstat = h.Cgstat(args.cgstat, ["-q", "-i", "0.5", "-c", "svc=" + path])
+        first = h.run_workload(args.workload, path, "steady", 1, 2)
+        h.remove_cgroup_tree(path)
+        os.mkdir(path)
+        time.sleep(1.2)  # an interval ends, and cgstat finds the new cgroup
+        second = h.run_workload(args.workload, path, "steady", 1, 2)
+        h.settle()
+        code = cgstat.stop()
+    finally:
+        h.remove_cgroup_tree(path)
+    h.check(code == 0, "restart: cgstat exit code %d" % code)
+    got = h.sched_totals(cgstat.rows("sched-stats.csv"), "svc")
+    want = h.add_reports(first, second)
+    h.check_close("restart: on-CPU ms of both lives of the cgroup", got["onCpuMillis"],
+                  want["exec_ns"] / 1e6, 0.01)
+    said = [line for line in cgstat.stderr_lines if "made again" in line]
+    h.check(len(said) == 1, "restart: said once on stderr: %r" % said)
+
+
+def moved_process(args):
+    """-p follows the process when it moves to another cgroup."""
+    with h.scratch_cgroup("from") as src, h.scratch_cgroup("to") as dst:
+        work = subprocess.Popen([args.workload, "--cgroup", src, "steady", "3", "2"],
+                                stdout=subprocess.PIPE)
+        time.sleep(0.3)
+        cgstat = h.Cgstat(args.cgstat, ["-q", "-i", "0.5", "-p", "w=%d" % work.pid])
+        time.sleep(1)
+        with open(os.path.join(dst, "cgroup.procs"), "w") as f:
+            f.write(str(work.pid))
+        moved_ms = time.time() * 1000
+        report = json.loads(work.communicate(timeout=60)[0])
+        ended_ms = time.time() * 1000
+        h.settle()
+        code = cgstat.stop()
+    h.check(code == 0, "moved: cgstat exit code %d" % code)
+    rows = cgstat.rows("sched-stats.csv")
+    # followed from the end of the interval the move happened in, up to the process's end
+    after = [r for r in rows if r["container"] == "w"
+             and moved_ms + 600 < float(r["epochMillis"]) < ended_ms - 100]
+    h.check(after and all(float(r["onCpuMillis"]) > 0 for r in after),
+            "moved: the process counts after its move: on-CPU ms %s"
+            % [r["onCpuMillis"] for r in after])
+    said = [line for line in cgstat.stderr_lines if "moved to" in line]
+    h.check(len(said) == 1, "moved: said once on stderr: %r" % said)
+    got = h.sched_totals(rows, "w")
+    want_ms = h.kernel_totals(report)["exec_ns"] / 1e6
+    h.check(got["onCpuMillis"] <= want_ms * 1.001,
+            "moved: on-CPU %.1f ms of the process's %.1f ms: never more (it ran 0.3 s before "
+            "cgstat, and up to an interval after its move before cgstat followed)"
+            % (got["onCpuMillis"], want_ms))
+
+
+CPU1_ONLINE = "/sys/devices/system/cpu/cpu1/online"
+
+
+def cpu_hotplug(args):
+    """CPU 1 taken offline and back mid-run: its counts stay in every sum, so the totals still
+    match the kernel's (before, they dropped out while it was offline and came back counted
+    twice)."""
+    if NCPU < 2 or not os.path.exists(CPU1_ONLINE):
+        h.check(True, "SKIPPED: CPU hotplug not tested: no %s here" % CPU1_ONLINE)
+        return
+    with h.scratch_cgroup("hotplug") as cg:
+        cgstat = h.Cgstat(args.cgstat, ["-q", "-i", "0.5", "-c", "w=" + cg])
+        work = h.Workload(args.workload, cg, "sleeper", 4)
+        try:
+            time.sleep(0.5)
+            # on CPU 1 until it goes: its switches are counted there, in CPU 1's slots
+            for tid in h.cgroup_threads(cg):
+                os.sched_setaffinity(int(tid), {1})
+            time.sleep(1)
+            with open(CPU1_ONLINE, "w") as f:
+                f.write("0")
+            time.sleep(1.5)
+        finally:
+            with open(CPU1_ONLINE, "w") as f:
+                f.write("1")
+        report = work.wait()
+        h.settle()
+        code = cgstat.stop()
+    h.check(code == 0, "hotplug: cgstat exit code %d" % code)
+    got, want = h.sched_totals(cgstat.rows("sched-stats.csv"), "w"), h.kernel_totals(report)
+    tail = h.exit_tail(report)
+    h.check(0 <= got["voluntarySwitches"] - want["nvcsw"] <= tail,
+            "hotplug: voluntary switches %d, kernel %d (up to %d more for the exit)"
+            % (got["voluntarySwitches"], want["nvcsw"], tail))
+    h.check_close("hotplug: on-CPU ms", got["onCpuMillis"], want["exec_ns"] / 1e6, 0.01)
+    h.check(cgstat.summary()["inconsistencies"] == 0, "hotplug: no inconsistency")
+
+
 def main():
     args = h.parse_args()
     everything = list(range(NCPU))
@@ -184,6 +301,9 @@ def main():
     root_equals_schedstat(args, "root-idle", [])
     root_equals_schedstat(args, "root-busy", everything)
     beside_second_cgstat(args)
+    restarted_service(args)
+    moved_process(args)
+    cpu_hotplug(args)
     h.done()
 
 

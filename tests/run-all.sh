@@ -1,28 +1,46 @@
 #!/bin/sh
 # Build cgstat and run every test, as CI does: the unit tests (no root needed) and the
 # integration tests (root: they load BPF and make scratch cgroups), once on the normal build
-# and once with the user code under AddressSanitizer and UndefinedBehaviorSanitizer. Run from
-# the repository's root.
-set -eu
+# and once with the user code under AddressSanitizer and UndefinedBehaviorSanitizer, then
+# libFuzzer on every parser. Run from the repository's root. Every stage runs even when one
+# before it failed, so that a sanitizer or fuzz failure is not hidden behind another; the
+# script fails at the end, naming the stages that did.
+set -u
 jobs=$(nproc)
+failed=""
 
 build() {
 	dir=$1
 	shift
-	cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@"
-	cmake --build "$dir" -j"$jobs"
+	cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@" &&
+		cmake --build "$dir" -j"$jobs"
 }
 
-build build
-ctest --test-dir build --output-on-failure
+# stage NAME COMMAND...: run it, and remember NAME if it fails
+stage() {
+	name=$1
+	shift
+	echo "=== $name"
+	"$@" || failed="$failed $name"
+}
+
+stage build build build
+stage tests ctest --test-dir build --output-on-failure --no-tests=error
 
 # halt_on_error: a sanitizer report fails the test that triggered it
 export ASAN_OPTIONS=halt_on_error=1:detect_leaks=1:abort_on_error=0
 export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
-build build-sanitize -DCGSTAT_SANITIZE=ON
+stage sanitize-build build build-sanitize -DCGSTAT_SANITIZE=ON
 # the ten-minute long run once is enough: on the normal build above
-ctest --test-dir build-sanitize --output-on-failure -LE long
+stage sanitize-tests ctest --test-dir build-sanitize --output-on-failure --no-tests=error -LE long
 
 # libFuzzer on every parser of outside input, a bounded time each (CGSTAT_FUZZ_TIME seconds)
-CC=clang build build-fuzz -DCGSTAT_FUZZ=ON
-ctest --test-dir build-fuzz -L fuzz --output-on-failure -j"$jobs"
+export CC=clang
+stage fuzz-build build build-fuzz -DCGSTAT_FUZZ=ON
+stage fuzz ctest --test-dir build-fuzz -L fuzz --output-on-failure --no-tests=error -j"$jobs"
+
+if [ -n "$failed" ]; then
+	echo "FAILED stages:$failed"
+	exit 1
+fi
+echo "all stages passed"

@@ -94,6 +94,7 @@ struct cpu_run {
 	__u64 task; /* the task's address; 0: none. Only probe-read, after its pid matches */
 	__u64 cgid; /* the cgroup slots is for: equal cgids have equal slot sets */
 	__u64 since;
+	__u64 runtime; /* the task's se.sum_exec_runtime at its switch-in here */
 	__u32 pid;
 	__u32 gen; /* with cgid: which slots; equal (cgid, gen) pairs have equal slot sets */
 	struct slot_set slots;
@@ -763,15 +764,16 @@ static __always_inline bool run_slots_are(const struct cpu_run *run, const struc
 /*
  * When the record's task left this CPU, for a switch that the kernel did not report: at most
  * when prev arrived, as sched_info keeps it (rq->clock, cgstat's clock; the idle task has no
- * sched_info); and, if the task still exists, when the scheduler last charged it runtime
- * (se.exec_start, rq->clock_task: it ran no later). A task that is gone left at an unknown
- * time: nothing more is counted for it than prev's arrival allows.
+ * sched_info); and, if the task still exists, no later than its switch-in here plus the
+ * runtime the scheduler has charged it since (se.sum_exec_runtime: a duration, so no clock of
+ * another CPU comes in; more only if it has also run elsewhere since). A task that is gone
+ * left at an unknown time: nothing more is counted for it than prev's arrival allows.
  */
 static __always_inline __u64 run_left(const struct cpu_run *run, struct task_struct *prev,
 				      __u64 now)
 {
 	struct task_struct *gone = (struct task_struct *)run->task;
-	__u64 left = now, exec_start = 0, idle_for;
+	__u64 left = now, runtime = 0;
 	int pid = 0;
 
 	if (prev->pid && bpf_core_field_exists(prev->sched_info.last_arrival) &&
@@ -780,12 +782,10 @@ static __always_inline __u64 run_left(const struct cpu_run *run, struct task_str
 	bpf_core_read(&pid, sizeof(pid), &gone->pid);
 	if (pid != run->pid || !pid)
 		return prev->pid ? left : run->since;
-	if (!bpf_core_field_exists(prev->se.cfs_rq) || !bpf_core_field_exists(struct cfs_rq, rq))
-		return left;
-	bpf_core_read(&exec_start, sizeof(exec_start), &gone->se.exec_start);
-	idle_for = prev->se.cfs_rq->rq->clock_task - exec_start;
-	if ((__s64)idle_for > 0 && idle_for < now && now - idle_for < left)
-		left = now - idle_for;
+	bpf_core_read(&runtime, sizeof(runtime), &gone->se.sum_exec_runtime);
+	runtime -= run->runtime;
+	if ((__s64)runtime >= 0 && run->since + runtime < left)
+		left = run->since + runtime;
 	return left;
 }
 
@@ -837,6 +837,7 @@ static __always_inline void run_record(struct cpu_run *run, struct task_struct *
 	}
 	run->task = (__u64)next;
 	run->pid = next->pid;
+	run->runtime = next->se.sum_exec_runtime;
 	run->since = now;
 }
 

@@ -119,7 +119,8 @@ def test_cross_cgroup(args):
         cgstat = h.Cgstat(args.cgstat, ["-q", "-i", "0.5", "-c", "a=" + a, "-c", "b=" + b])
         child, parent = workload_lines(args.workload, a, "xpingpong", 30000, 0, b)
         h.settle()
-        cgstat.stop()
+        code = cgstat.stop()
+        h.check(code == 0, "cross-cgroup: cgstat exit code %d" % code)
         counts = perf.stop()
         rows = cgstat.rows("perf-stat.csv")
         for name, cg, report in (("a", a, parent), ("b", b, child)):
@@ -144,7 +145,8 @@ def test_unsupported_event(args):
                                         "-c", "u=" + cg])
         report = h.run_workload(args.workload, cg, "faults", 1000, 10)
         h.settle()
-        cgstat.stop()
+        code = cgstat.stop()
+        h.check(code == 0, "unsupported event: cgstat exit code %d" % code)
         with open(os.path.join(cgstat.out_dir, "perf-stat.csv")) as f:
             header = f.readline().strip()
         h.check(header == "epochMillis,container,cycles,pageFaults",
@@ -176,7 +178,8 @@ def test_host(args):
     time.sleep(1.2)
     after = read_proc_stat()
     t1 = time.monotonic()
-    cgstat.stop()
+    code = cgstat.stop()
+    h.check(code == 0, "host sampler: cgstat exit code %d" % code)
     os.unlink(data)
     os.rmdir(cg_dir)
     with open(os.path.join(cgstat.out_dir, "host-io.csv")) as f:

@@ -62,6 +62,14 @@ __u32 multiplexed;
 /* The run-queue clock less bpf_ktime_get_ns(), for snapshots; sampled by sched_switch. */
 __u64 clock_offset;
 __u32 clock_offset_valid;
+/*
+ * The time of the snapshot being taken, from its first CPU's run: every CPU's slots are
+ * summed at one time. A state's per-CPU counts drift apart without bound (a task sleeps on one
+ * CPU and is woken on another: +1 here, -1 there), so reading each CPU at its own time put
+ * count * (the microseconds between two CPUs' reads) into every sum: hundreds of ms of
+ * run-queue time in a long run, given back as an interval of none.
+ */
+__u64 snapshot_now;
 
 /* The slots a task counts in: its own cgroup's, or its watched ancestors'. */
 struct slot_set {
@@ -1173,12 +1181,16 @@ int cg_snapshot(struct bpf_raw_tracepoint_args *ctx)
 {
 	struct task_struct *current = bpf_get_current_task_btf();
 	struct snapshot_ctx c = {
-		.now = clock_offset_valid ? bpf_ktime_get_ns() + clock_offset : task_clock(current),
 		.first = ctx->args[0],
 		.cpu = ctx->args[1],
 	};
 	struct cpu_run *run;
 	__u32 zero = 0;
+
+	if (c.first)
+		snapshot_now = clock_offset_valid ? bpf_ktime_get_ns() + clock_offset
+						  : task_clock(current);
+	c.now = snapshot_now;
 
 	run = bpf_map_lookup_elem(&cpu_runs, &zero);
 	/* the counts of the cgroup running on this CPU now belong to this interval */

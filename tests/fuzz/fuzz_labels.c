@@ -164,10 +164,29 @@ static char *render_field(const char *label, size_t *len)
 	return text;
 }
 
+/* csv.h's rule: a field a spreadsheet would run as a formula reads back after a '. */
+static bool formula_like(const char *s)
+{
+	return s[0] == '=' || s[0] == '+' || s[0] == '-' || s[0] == '@' || s[0] == '\t' ||
+	       s[0] == '\r';
+}
+
+/* label as a CSV reader gets it back, malloc'd. */
+static char *csv_read_back(const char *label)
+{
+	size_t n = strlen(label);
+	char *want = malloc(n + 2);
+
+	CHECK(want);
+	snprintf(want, n + 2, "%s%s", formula_like(label) ? "'" : "", label);
+	return want;
+}
+
 static void check_csv(const char *label, size_t n)
 {
-	char *fields[MAX_FIELDS], *text = NULL;
-	bool plain = n && label[0] != ' ' && label[n - 1] != ' ' && !strpbrk(label, ",\"\r\n");
+	char *fields[MAX_FIELDS], *text = NULL, *want = csv_read_back(label);
+	bool plain = n && label[0] != ' ' && label[n - 1] != ' ' && !formula_like(label) &&
+		     !strpbrk(label, ",\"\r\n");
 	size_t len, pos = 0;
 	FILE *f;
 
@@ -180,7 +199,7 @@ static void check_csv(const char *label, size_t n)
 	else
 		CHECK(len >= n + 2 && text[0] == '"' && text[len - 1] == '"');
 	CHECK(read_record(text, len, &pos, fields, 1) == 1 && pos == len);
-	CHECK(!strcmp(fields[0], label));
+	CHECK(!strcmp(fields[0], want));
 	free_fields(fields, 1);
 	free(text);
 
@@ -193,10 +212,11 @@ static void check_csv(const char *label, size_t n)
 	CHECK(fclose(f) == 0);
 	pos = 0;
 	CHECK(read_record(text, len, &pos, fields, MAX_FIELDS) == 4 && pos == len);
-	CHECK(!strcmp(fields[0], "a") && !strcmp(fields[1], label) && !strcmp(fields[2], label) &&
+	CHECK(!strcmp(fields[0], "a") && !strcmp(fields[1], want) && !strcmp(fields[2], want) &&
 	      !strcmp(fields[3], "42"));
 	free_fields(fields, 4);
 	free(text);
+	free(want);
 }
 
 static char *check_utf8(const char *label, size_t n)
@@ -306,10 +326,13 @@ static void check_stream_csv(const struct cg_interval *iv, const char *label)
 	int nr_row = read_record(text, len, &pos, row, MAX_FIELDS);
 
 	CHECK(nr_header > 3 && nr_row == nr_header && pos == len);
-	CHECK(!strcmp(header[2], "container") && !strcmp(row[2], label));
+	char *want = csv_read_back(label);
+
+	CHECK(!strcmp(header[2], "container") && !strcmp(row[2], want));
 	free_fields(header, nr_header);
 	free_fields(row, nr_row);
 	free(text);
+	free(want);
 }
 
 static void check_stream_json(const struct cg_interval *iv, const char *clean, const char *disk)
@@ -337,16 +360,31 @@ static void check_stream_json(const struct cg_interval *iv, const char *clean, c
 }
 
 /* Whether row[0..32) shows label[0..k) (control bytes as '?') padded with spaces. */
+/*
+ * Whether row starts with label's first k bytes as the table shows them, padded to 32: each
+ * valid UTF-8 sequence as is, and a '?' for each C0 control, DEL, C1 control (U+0080 to
+ * U+009F, two bytes) and byte that starts no valid sequence.
+ */
 static bool table_shows(const char *row, const char *label, size_t k)
 {
-	for (size_t i = 0; i < 32; i++) {
-		unsigned char c = i < k ? (unsigned char)label[i] : ' ';
-		char want = c < 0x20 || c == 0x7f ? '?' : (char)c;
+	const unsigned char *u = (const unsigned char *)label;
+	char want[33];
+	size_t i = 0, o = 0, len;
 
-		if (row[i] != want)
-			return false;
+	while (i < k) {
+		len = utf8_valid_len(u + i, k - i);
+		if (!len || (len == 1 && (u[i] < 0x20 || u[i] == 0x7f)) ||
+		    (len == 2 && u[i] == 0xc2 && u[i + 1] < 0xa0)) {
+			want[o++] = '?';
+			i += len ? len : 1;
+		} else {
+			memcpy(want + o, u + i, len);
+			o += len, i += len;
+		}
 	}
-	return true;
+	while (o < 32)
+		want[o++] = ' ';
+	return !memcmp(row, want, 32);
 }
 
 static void check_stream_table(const struct cg_interval *iv, const char *label, size_t n)
@@ -355,13 +393,18 @@ static void check_stream_table(const struct cg_interval *iv, const char *label, 
 	char *text = render_stream(iv, CG_FORMAT_TABLE, &len), *row;
 	bool shown = false;
 
-	/* Nothing that a terminal would take as a control: an escape could rewrite the screen. */
+	/*
+	 * Nothing that a terminal would take as a control: an escape could rewrite the screen,
+	 * and an 8-bit terminal takes C1 (and the lone byte 0x9b) as one.
+	 */
 	for (size_t i = 0; i < len; i++) {
 		unsigned char c = (unsigned char)text[i];
 
 		CHECK(c == '\n' || (c >= 0x20 && c != 0x7f));
+		CHECK(!(c == 0xc2 && i + 1 < len && (unsigned char)text[i + 1] < 0xa0));
 		lines += c == '\n';
 	}
+	CHECK(utf8_valid(text, len));
 	/* The time line, the column titles, one row: a label cannot add a line. */
 	CHECK(lines == 3 && text[len - 1] == '\n');
 	row = strchr(strchr(text, '\n') + 1, '\n') + 1;

@@ -774,14 +774,15 @@ static __always_inline bool run_slots_are(const struct cpu_run *run, const struc
  * when prev arrived, as sched_info keeps it (rq->clock, cgstat's clock; the idle task has no
  * sched_info); and, if the task still exists, no later than its switch-in here plus the
  * runtime the scheduler has charged it since (se.sum_exec_runtime: a duration, so no clock of
- * another CPU comes in; more only if it has also run elsewhere since). A task that is gone
+ * another CPU comes in; more only if it has also run elsewhere since), nor than its arrival on
+ * a CPU after that switch-in (sched_info.last_arrival, where it ran next). A task that is gone
  * left at an unknown time: nothing more is counted for it than prev's arrival allows.
  */
 static __always_inline __u64 run_left(const struct cpu_run *run, struct task_struct *prev,
 				      __u64 now)
 {
 	struct task_struct *gone = (struct task_struct *)run->task;
-	__u64 left = now, runtime = 0;
+	__u64 left = now, runtime = 0, arrival = 0;
 	int pid = 0;
 
 	if (prev->pid && bpf_core_field_exists(prev->sched_info.last_arrival) &&
@@ -794,6 +795,12 @@ static __always_inline __u64 run_left(const struct cpu_run *run, struct task_str
 	runtime -= run->runtime;
 	if ((__s64)runtime >= 0 && run->since + runtime < left)
 		left = run->since + runtime;
+	/* arrived on a CPU since (rq->clock): it had left this one by then */
+	if (bpf_core_field_exists(gone->sched_info.last_arrival)) {
+		bpf_core_read(&arrival, sizeof(arrival), &gone->sched_info.last_arrival);
+		if (arrival > run->since && arrival < left)
+			left = arrival;
+	}
 	return left;
 }
 

@@ -38,6 +38,13 @@ MEDIANS = {
     "run-queue over %d intervals" % WINDOW: 0.015,
 }
 OUTLIERS = 0.03
+# The first lines are not compared: the first interval's window starts before the test's
+# first reading.
+SKIP = 1
+# How late after a line's end the test's own reading may come, and how many intervals may go
+# without a reference because of it.
+MAX_READ_LAG = 0.05
+MAX_LAGGED = 0.02
 
 
 def thread_figures(cg, pid, busy_tids):

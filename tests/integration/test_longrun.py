@@ -38,6 +38,10 @@ MEDIANS = {
     "run-queue over %d intervals" % WINDOW: 0.015,
 }
 OUTLIERS = 0.03
+# The kernel's run_delay sometimes takes in a sleeper's whole sleep (a second: seen twice in
+# ten minutes, an interval of 1,236 ms against cgstat's 232, and the off-CPU figure derived
+# from it 0.02 % low the same once); each such interval spoils the ten windows that hold it.
+WINDOW_OUTLIERS = 0.05
 # The first lines are not compared: the first interval's window starts before the test's
 # first reading.
 SKIP = 1
@@ -147,7 +151,7 @@ def main():
         median = abs(errs[len(errs) // 2])
         beyond = sum(abs(e) > limit for e in errs)
         median_limit = MEDIANS[name]
-        share = OUTLIERS
+        share = WINDOW_OUTLIERS if name.startswith("run-queue over") else OUTLIERS
         h.check(median <= median_limit and beyond <= share * len(errs),
                 "long run: %s error over %d comparisons: median %.3f%% (limit %.1f%%), %d "
                 "beyond %.1f%% (at most %d), worst %+.3f%%"

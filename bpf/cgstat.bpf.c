@@ -770,67 +770,81 @@ static __always_inline bool run_slots_are(const struct cpu_run *run, const struc
 }
 
 /*
- * When the record's task left this CPU, for a switch that the kernel did not report: at most
- * when prev arrived, as sched_info keeps it (rq->clock, cgstat's clock; the idle task has no
- * sched_info); and, if the task still exists, no later than its switch-in here plus the
- * runtime the scheduler has charged it since (se.sum_exec_runtime: a duration, so no clock of
- * another CPU comes in; more only if it has also run elsewhere since), nor than its arrival on
- * a CPU after that switch-in (sched_info.last_arrival, where it ran next). A task that is gone
- * left at an unknown time: nothing more is counted for it than prev's arrival allows.
+ * When the record's task left this CPU, for a switch that the kernel did not report. Only what
+ * the kernel keeps for certain bounds it: the runtime the scheduler has charged the task since
+ * its switch-in here (se.sum_exec_runtime, a duration on no CPU's clock), as long as the task
+ * is still this CPU's (after a migration that runtime holds runs elsewhere, and nothing more is
+ * known: it is counted no further). A task that is gone is counted no further either. Neither
+ * sched_info.last_arrival of the task nor of prev serves here: sched_info_arrive() skips it for
+ * a task that was not queued in sched_info's eyes, and a stale arrival once counted hundreds of
+ * ms of on-CPU time that never ran.
  */
-static __always_inline __u64 run_left(const struct cpu_run *run, struct task_struct *prev,
-				      __u64 now)
+static __always_inline __u64 run_left(const struct cpu_run *run, __u64 now)
 {
 	struct task_struct *gone = (struct task_struct *)run->task;
-	__u64 left = now, runtime = 0, arrival = 0;
+	__u64 runtime = 0;
+	__u32 cpu = (__u32)-1;
 	int pid = 0;
 
-	if (prev->pid && bpf_core_field_exists(prev->sched_info.last_arrival) &&
-	    prev->sched_info.last_arrival < left)
-		left = prev->sched_info.last_arrival;
 	bpf_core_read(&pid, sizeof(pid), &gone->pid);
 	if (pid != run->pid || !pid)
-		return prev->pid ? left : run->since;
+		return run->since;
+	if (bpf_core_field_exists(gone->thread_info.cpu))
+		bpf_core_read(&cpu, sizeof(cpu), &gone->thread_info.cpu);
+	if (cpu != bpf_get_smp_processor_id())
+		return run->since;
 	bpf_core_read(&runtime, sizeof(runtime), &gone->se.sum_exec_runtime);
 	runtime -= run->runtime;
-	if ((__s64)runtime >= 0 && run->since + runtime < left)
-		left = run->since + runtime;
-	/* arrived on a CPU since (rq->clock): it had left this one by then */
-	if (bpf_core_field_exists(gone->sched_info.last_arrival)) {
-		bpf_core_read(&arrival, sizeof(arrival), &gone->sched_info.last_arrival);
-		if (arrival > run->since && arrival < left)
-			left = arrival;
-	}
-	return left;
+	if ((__s64)runtime < 0 || runtime > now - run->since)
+		return now;
+	return run->since + runtime;
+}
+
+/*
+ * When prev came on this CPU, for the same switch: its sched_info.last_arrival if that is
+ * after the record's task came (else it is stale), or else when that task left.
+ */
+static __always_inline __u64 prev_came(const struct cpu_run *run, struct task_struct *prev,
+				       __u64 left)
+{
+	__u64 arrival;
+
+	if (!prev->pid || !bpf_core_field_exists(prev->sched_info.last_arrival))
+		return left;
+	arrival = prev->sched_info.last_arrival;
+	return arrival > left && arrival > run->since ? arrival : left;
 }
 
 /*
  * A switch where this CPU's record does not hold prev: the kernel did not report the switch
  * that took the record's task off this CPU, nor the one that brought prev on (both happen
  * where tracepoints are not delivered, e.g. for tasks a hypervisor's agent hides). The record's
- * task is taken off at prev's arrival, and prev counted on CPU from then.
+ * task is taken off when it left, and prev counted on CPU from when it came.
  */
 static __always_inline void switch_repair(struct cpu_run *run, struct task_struct *prev,
 					  const struct task_state *prev_ts, struct switch_out *out,
 					  __u64 now)
 {
-	__u64 left = now;
+	__u64 left = now, came;
 
 	/* 0: nothing switched in here since attach; the seeding program had not run yet */
 	if (run->task) {
-		left = run_left(run, prev, now);
+		left = run_left(run, now);
 		__sync_fetch_and_add(&missed_switches, 1);
 	}
 	if (left > out->left)
 		left = out->left;
 	if (run->task && left < run->since)
 		left = run->since;
-	if (prev_ts && out->from < CG_NR_STATES && left < out->since)
-		left = out->since;
+	came = prev_came(run, prev, left);
+	if (came > out->left)
+		came = out->left;
+	if (prev_ts && out->from < CG_NR_STATES && came < out->since)
+		came = out->since;
 	if (run->task)
 		slots_move(&run->slots, CG_ONCPU, CG_NR_STATES, left, false);
 	if (prev_ts) {
-		slots_move(&prev_ts->slots, out->from, CG_ONCPU, left, false);
+		slots_move(&prev_ts->slots, out->from, CG_ONCPU, came, false);
 		out->from = CG_ONCPU;
 	}
 }

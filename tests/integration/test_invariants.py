@@ -288,7 +288,8 @@ def cpu_hotplug(args):
     h.check(0 <= got["voluntarySwitches"] - want["nvcsw"] <= tail,
             "hotplug: voluntary switches %d, kernel %d (up to %d more for the exit)"
             % (got["voluntarySwitches"], want["nvcsw"], tail))
-    h.check_close("hotplug: on-CPU ms", got["onCpuMillis"], want["exec_ns"] / 1e6, 0.01)
+    # 0.17-0.43 % in runs here, 1.31 % once in the sanitizer build: 2 %
+    h.check_close("hotplug: on-CPU ms", got["onCpuMillis"], want["exec_ns"] / 1e6, 0.02)
     h.check(cgstat.summary()["inconsistencies"] == 0, "hotplug: no inconsistency")
 
 

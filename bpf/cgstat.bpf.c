@@ -102,7 +102,8 @@ struct cpu_run {
 	__u64 task; /* the task's address; 0: none. Only probe-read, after its pid matches */
 	__u64 cgid; /* the cgroup slots is for: equal cgids have equal slot sets */
 	__u64 since;
-	__u64 runtime; /* the task's se.sum_exec_runtime at its switch-in here */
+	__u64 runtime;  /* the task's se.sum_exec_runtime at its switch-in here */
+	__u64 untasked; /* this CPU's untasked time then: task_clock_untasked() */
 	__u32 pid;
 	__u32 gen; /* with cgid: which slots; equal (cgid, gen) pairs have equal slot sets */
 	struct slot_set slots;
@@ -110,9 +111,9 @@ struct cpu_run {
 
 /*
  * The state of a tracked task, masked so that the verifier sees a bounded index however the
- * compiler orders the range check and the address arithmetic.
+ * compiler orders the range check and the address arithmetic. A task is never in CG_STOLEN.
  */
-_Static_assert(CG_NR_STATES == 4, "ts_state() masks with CG_NR_STATES - 1");
+_Static_assert(CG_STOLEN == 4, "ts_state() masks a task's state with CG_STOLEN - 1");
 
 static __always_inline __u32 ts_state(const struct task_state *ts)
 {
@@ -220,6 +221,27 @@ static __always_inline __u64 task_clock(struct task_struct *t)
 	if (!bpf_core_field_exists(t->se.cfs_rq) || !bpf_core_field_exists(struct cfs_rq, rq))
 		return bpf_ktime_get_ns();
 	return t->se.cfs_rq->rq->clock;
+}
+
+/*
+ * task_clock(), and how much of it the CPU ran no task so far (in *untasked): rq->clock_task
+ * is rq->clock less what the hypervisor stole (PARAVIRT_TIME_ACCOUNTING) and, with
+ * IRQ_TIME_ACCOUNTING, interrupt time; the scheduler charges tasks runtime on clock_task
+ * alone, so sum_exec_runtime and cpu.stat leave that time out. On a busy shared host steal is
+ * tens of percent of a second, all of it inside what rq->clock shows as on-CPU: cgstat moves
+ * it from on-CPU to CG_STOLEN, so on-CPU is the kernel's runtime and no time is lost.
+ */
+static __always_inline __u64 task_clock_untasked(struct task_struct *t, __u64 *untasked)
+{
+	struct rq *rq;
+
+	if (!bpf_core_field_exists(t->se.cfs_rq) || !bpf_core_field_exists(struct cfs_rq, rq)) {
+		*untasked = 0;
+		return bpf_ktime_get_ns();
+	}
+	rq = t->se.cfs_rq->rq;
+	*untasked = rq->clock - rq->clock_task;
+	return rq->clock;
 }
 
 /*
@@ -849,9 +871,37 @@ static __always_inline void switch_repair(struct cpu_run *run, struct task_struc
 	}
 }
 
+/*
+ * Of the time since the record's task came, how much this CPU ran no task (see
+ * task_clock_untasked()), by untasked now; never more than the time since it came.
+ */
+static __always_inline __u64 run_stolen(const struct cpu_run *run, __u64 untasked, __u64 now)
+{
+	__u64 lost = untasked - run->untasked;
+
+	if (!run->task || !run->slots.nslots || (__s64)lost <= 0)
+		return 0;
+	return lost < now - run->since ? lost : now - run->since;
+}
+
+struct stolen_visit {
+	struct slot_visit v;
+	__u64 lost;
+};
+
+static __always_inline long slot_stolen(__u32 index, void *ctx)
+{
+	struct stolen_visit *w = ctx;
+	struct cg_slot_live *live = slot_live_of(w->v.set, index);
+
+	if (live)
+		live_shift(live, CG_STOLEN, w->lost);
+	return 0;
+}
+
 /* Record next as the task this CPU counts on CPU, in the slots of next_ts (NULL: none). */
 static __always_inline void run_record(struct cpu_run *run, struct task_struct *next,
-				       const struct task_state *next_ts, __u64 now)
+				       const struct task_state *next_ts, __u64 now, __u64 untasked)
 {
 	__u64 cgid = ts_cgid(next_ts);
 	__u32 gen = next_ts ? next_ts->gen : 0;
@@ -867,6 +917,7 @@ static __always_inline void run_record(struct cpu_run *run, struct task_struct *
 	run->task = (__u64)next;
 	run->pid = next->pid;
 	run->runtime = next->se.sum_exec_runtime;
+	run->untasked = untasked;
 	run->since = now;
 }
 
@@ -875,18 +926,24 @@ int BPF_PROG(cg_sched_switch, bool preempt, struct task_struct *prev, struct tas
 	     unsigned int prev_state)
 {
 	struct task_state *prev_ts = NULL, *next_ts = NULL;
-	/* prev runs on this CPU, even the idle task: its rq is this CPU's */
-	__u64 now = task_clock(prev);
 	struct switch_out out = { .from = CG_NR_STATES, .to = CG_NR_STATES };
 	struct switch_in in = { .from = CG_NR_STATES };
+	struct stolen_visit stolen;
 	struct cpu_run *run;
 	__u32 zero = 0;
+	__u64 now, untasked;
 
+	/* prev runs on this CPU, even the idle task: its rq is this CPU's */
+	now = task_clock_untasked(prev, &untasked);
 	clock_sync(now);
 	out.left = now;
 	run = bpf_map_lookup_elem(&cpu_runs, &zero);
 	if (!run)
 		return 0;
+	/* zero unless a hypervisor stole time (or interrupts took it) while the record's task ran */
+	stolen.lost = run_stolen(run, untasked, now);
+	if (stolen.lost)
+		for_each_slot(&run->slots, slot_stolen, &stolen);
 	/* the idle task (pid 0, one per CPU) never counts */
 	if (prev->pid)
 		prev_ts = switch_out_decide(prev, preempt, prev_state, now, &out);
@@ -920,7 +977,7 @@ int BPF_PROG(cg_sched_switch, bool preempt, struct task_struct *prev, struct tas
 		if (next_ts)
 			slots_switch(&next_ts->slots, NULL, &in, now);
 	}
-	run_record(run, next, next_ts, now);
+	run_record(run, next, next_ts, now, untasked);
 	return 0;
 }
 
@@ -1034,12 +1091,12 @@ int cg_seed_cpu(struct bpf_raw_tracepoint_args *ctx)
 	struct task_state *ts = NULL;
 	struct cpu_run *run;
 	__u32 zero = 0, from;
-	__u64 now;
+	__u64 now, untasked;
 
 	run = bpf_map_lookup_elem(&cpu_runs, &zero);
 	if (!run || run->task)
 		return 0;
-	now = task_clock(current);
+	now = task_clock_untasked(current, &untasked);
 	if (current->pid) {
 		ts = task_state_get(current, now, true);
 		if (ts) {
@@ -1053,7 +1110,7 @@ int cg_seed_cpu(struct bpf_raw_tracepoint_args *ctx)
 			slots_move(&ts->slots, CG_NR_STATES, CG_ONCPU, now, true);
 		}
 	}
-	run_record(run, current, ts, now);
+	run_record(run, current, ts, now, untasked);
 	return 0;
 }
 
@@ -1099,6 +1156,8 @@ struct snapshot_ctx {
 	/* this CPU's on-CPU counts over its slots, and whether one was neither 0 nor 1 */
 	__s64 oncpu;
 	bool oncpu_bad;
+	/* of the task on this CPU now, the time stolen since it came: moved as its switch will */
+	__u64 open_stolen;
 };
 
 /*
@@ -1133,7 +1192,13 @@ static long snapshot_slot(__u32 index, struct snapshot_ctx *c)
 		if (READ_ONCE(live->seq) == seq)
 			break;
 	}
-	/* only this CPU's switches move its on-CPU counts, and none runs now */
+	/*
+	 * Only this CPU's switches move its on-CPU counts, and none runs now. Its count (0 or 1)
+	 * says whether the task stolen from is in this slot; multiplied, not branched on, which
+	 * would double the states the verifier walks the histogram below in.
+	 */
+	time_ns[CG_ONCPU] -= live->count[CG_ONCPU] * c->open_stolen;
+	time_ns[CG_STOLEN] += live->count[CG_ONCPU] * c->open_stolen;
 	c->oncpu += live->count[CG_ONCPU];
 	if (live->count[CG_ONCPU] != 0 && live->count[CG_ONCPU] != 1)
 		c->oncpu_bad = true;
@@ -1206,6 +1271,7 @@ int cg_snapshot(struct bpf_raw_tracepoint_args *ctx)
 		.cpu = ctx->args[1],
 	};
 	struct cpu_run *run;
+	__u64 untasked;
 	__u32 zero = 0;
 
 	if (c.first)
@@ -1217,6 +1283,10 @@ int cg_snapshot(struct bpf_raw_tracepoint_args *ctx)
 	/* the counts of the cgroup running on this CPU now belong to this interval */
 	if (nr_perf_events && run && c.cpu == CG_THIS_CPU)
 		counters_charge(run->task ? &run->slots : NULL);
+	if (run && c.cpu == CG_THIS_CPU) {
+		task_clock_untasked(current, &untasked);
+		c.open_stolen = run_stolen(run, untasked, c.now);
+	}
 
 	bpf_loop(slot_hwm, snapshot_slot, &c, 0);
 	/*

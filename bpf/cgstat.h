@@ -12,13 +12,20 @@
 
 /*
  * Where a task's time goes. A task is in exactly one state from the moment cgstat first sees it
- * until it exits, so per cgroup the four times add up to the time its tasks were alive.
+ * until it exits, so per cgroup the five times add up to the time its tasks were alive.
  */
 enum cg_state {
-	CG_ONCPU,
-	CG_RUNQ,    /* runnable, waiting for a CPU: after a wakeup or a preemption */
-	CG_SLEEP,   /* off CPU and not blocked: S, stopped, traced, TASK_IDLE (I) */
+	CG_ONCPU, /* current on a CPU, and the CPU ran it: what sum_exec_runtime and cpu.stat count
+		   */
+	CG_RUNQ,  /* runnable, waiting for a CPU: after a wakeup or a preemption */
+	CG_SLEEP, /* off CPU and not blocked: S, stopped, traced, TASK_IDLE (I) */
 	CG_BLOCKED, /* off CPU in D: TASK_UNINTERRUPTIBLE without TASK_NOLOAD (disk, vfork) */
+	/*
+	 * current on a CPU that did not run it: the hypervisor ran something else (steal), or,
+	 * with IRQ_TIME_ACCOUNTING, the CPU served interrupts. No task enters this state: the
+	 * time is moved here from on-CPU (see rq_untasked() in cgstat.bpf.c).
+	 */
+	CG_STOLEN,
 	CG_NR_STATES,
 };
 

@@ -47,6 +47,8 @@ const struct cg_column figure_columns[CG_NR_FIGURES] = {
 	[CG_FIG_RUNQ_PERCENT] = { "runqPercent", CG_UNIT_COARSE },
 	[CG_FIG_SLEEP_PERCENT] = { "offCpuSleepPercent", CG_UNIT_COARSE },
 	[CG_FIG_BLOCKED_PERCENT] = { "offCpuBlockedPercent", CG_UNIT_COARSE },
+	[CG_FIG_STOLEN_MILLIS] = { "stolenMillis", CG_UNIT_FINE },
+	[CG_FIG_STOLEN_MILLIS_RATE] = { "stolenMillisPerSecond", CG_UNIT_COARSE },
 };
 
 static bool per_second(double amount, uint64_t interval_ns, double *value)
@@ -144,6 +146,11 @@ bool record_figure(const struct cg_record *r, uint64_t interval_ns, enum cg_figu
 		return share_of_task_time(r, CG_SLEEP, value);
 	case CG_FIG_BLOCKED_PERCENT:
 		return share_of_task_time(r, CG_BLOCKED, value);
+	case CG_FIG_STOLEN_MILLIS:
+		*value = (double)r->time_ns[CG_STOLEN] / NS_PER_MILLI;
+		return true;
+	case CG_FIG_STOLEN_MILLIS_RATE:
+		return per_second((double)r->time_ns[CG_STOLEN] / NS_PER_MILLI, interval_ns, value);
 	case CG_NR_FIGURES:
 		break;
 	}

@@ -49,9 +49,11 @@ enum cg_figure {
 	CG_FIG_RUNQ_MILLIS_RATE,
 	CG_FIG_SLEEP_MILLIS_RATE,
 	CG_FIG_BLOCKED_MILLIS_RATE,
-	CG_FIG_RUNQ_PERCENT, /* shares of the tasks' time (the four states), not of the interval */
+	CG_FIG_RUNQ_PERCENT, /* shares of the tasks' time (all states), not of the interval */
 	CG_FIG_SLEEP_PERCENT,
 	CG_FIG_BLOCKED_PERCENT,
+	CG_FIG_STOLEN_MILLIS, /* on a CPU that ran something else (steal) */
+	CG_FIG_STOLEN_MILLIS_RATE,
 	CG_NR_FIGURES,
 };
 

@@ -88,7 +88,8 @@ static void record_counters(const struct drain *d, struct cg_record *r,
 		r->counter_valid[i] = true;
 		switch (col->source) {
 		case CG_EVENT_CORE_TASK_CLOCK:
-			r->counter[i] = r->time_ns[CG_ONCPU];
+			/* perf's task-clock runs while the task is current, stolen time included */
+			r->counter[i] = r->time_ns[CG_ONCPU] + r->time_ns[CG_STOLEN];
 			break;
 		case CG_EVENT_CORE_CONTEXT_SWITCHES:
 			r->counter[i] = r->nvcsw + r->nivcsw;

@@ -2,10 +2,12 @@
 """What must hold whatever the workload, checked where users look first: the default mode (every
 cgroup) and the root cgroup with its kernel threads, idle and busy, beside a second cgstat.
 
-- All cgroups = the host: per interval, the on-CPU time summed over every row equals the busy
-  time /proc/stat gives (user+nice+system+irq+softirq+steal) over the same interval, read by the
-  test itself as each row arrives, within 1 % of the machine's capacity plus /proc/stat's own
-  resolution; and no row, nor the sum, shows more cores than there are CPUs.
+- All cgroups = the host: per interval, the on-CPU and stolen time summed over every row equals
+  the busy time /proc/stat gives (user+nice+system+irq+softirq+steal) over the same interval,
+  read by the test itself as each row arrives, within 1 % of the machine's capacity plus
+  /proc/stat's own resolution; the stolen time alone equals /proc/stat's steal within the same
+  bound (on a host that steals nothing, both are about 0); and no row, nor the sum, shows more
+  cores than there are CPUs.
 - The BPF side's own check that no CPU counts more than one task on CPU (inconsistencies) is 0
   in every line.
 - The root cgroup watched counts every task, kernel threads included, as the kernel does: its
@@ -31,11 +33,13 @@ INTERVALS = 6
 
 
 def host_busy_ns():
-    """Busy CPU time summed over CPUs since boot, from the first line of /proc/stat."""
+    """Busy CPU time (steal included) and steal, summed over CPUs since boot, from the first
+    line of /proc/stat."""
     with open("/proc/stat") as f:
         fields = [int(x) for x in f.readline().split()[1:]]
     user, nice, system, _idle, _iowait, irq, softirq, steal = fields[:8]
-    return (user + nice + system + irq + softirq + steal) * 1e9 / USER_HZ
+    return ((user + nice + system + irq + softirq + steal) * 1e9 / USER_HZ,
+            steal * 1e9 / USER_HZ)
 
 
 def forks():
@@ -82,29 +86,40 @@ def all_cgroups_equal_host(args, name, cpus, beside=None):
             w.wait()
     worst = 0.0
     whole_cgstat = whole_host = 0.0
-    for (prev, (t0, busy0)), (line, (t1, busy1)) in zip(got, got[1:]):
+    for (prev, (t0, (busy0, steal0))), (line, (t1, (busy1, steal1))) in zip(got, got[1:]):
         on_cpu_ns = sum(c["onCpuMillis"] for c in line["containers"].values()) * 1e6
+        stolen_ns = sum(c["stolenMillis"] for c in line["containers"].values()) * 1e6
         cores = max([c["cpuCores"] for c in line["containers"].values()] or [0])
         h.check(cores <= NCPU * 1.001, "%s: the busiest row shows %.3f cores of %d"
                 % (name, cores, NCPU))
         interval_ns = line["intervalMillis"] * 1e6
         # the host's busy time over the test's own window, scaled to cgstat's interval
-        host_ns = (busy1 - busy0) * interval_ns / ((t1 - t0) * 1e9)
-        error = (on_cpu_ns - host_ns) / (NCPU * interval_ns)
+        scale = interval_ns / ((t1 - t0) * 1e9)
+        host_ns = (busy1 - busy0) * scale
+        steal_ns = (steal1 - steal0) * scale
+        error = (on_cpu_ns + stolen_ns - host_ns) / (NCPU * interval_ns)
         worst = max(worst, abs(error))
-        whole_cgstat += on_cpu_ns / interval_ns
+        whole_cgstat += (on_cpu_ns + stolen_ns) / interval_ns
         whole_host += host_ns / interval_ns
         h.check(on_cpu_ns <= NCPU * interval_ns * 1.001,
                 "%s: all rows sum to %.3f cores of %d" % (name, on_cpu_ns / interval_ns, NCPU))
         limit = CAPACITY_SHARE + PROC_STAT_RESOLUTION_NS / (NCPU * interval_ns)
         h.check(abs(error) <= limit,
-                "%s: all rows %.3f cores, /proc/stat busy %.3f cores: %+.2f%% of capacity "
-                "(limit %.2f%%)" % (name, on_cpu_ns / interval_ns, host_ns / interval_ns,
-                                    100 * error, 100 * limit))
+                "%s: all rows %.3f cores on CPU + %.3f stolen, /proc/stat busy %.3f cores: "
+                "%+.2f%% of capacity (limit %.2f%%)"
+                % (name, on_cpu_ns / interval_ns, stolen_ns / interval_ns,
+                   host_ns / interval_ns, 100 * error, 100 * limit))
+        steal_error = (stolen_ns - steal_ns) / (NCPU * interval_ns)
+        h.check(abs(steal_error) <= limit,
+                "%s: all rows %.3f cores stolen, /proc/stat steal %.3f cores: %+.2f%% of "
+                "capacity (limit %.2f%%)" % (name, stolen_ns / interval_ns,
+                                             steal_ns / interval_ns, 100 * steal_error,
+                                             100 * limit))
     n = max(len(got) - 1, 1)
     error = (whole_cgstat - whole_host) / n / NCPU
     h.check(abs(error) <= CAPACITY_SHARE,
-            "%s: over %d intervals all rows average %.4f cores, /proc/stat %.4f: %+.3f%% of "
+            "%s: over %d intervals all rows average %.4f cores on CPU or stolen, /proc/stat "
+            "%.4f: %+.3f%% of "
             "capacity (limit %.1f%%; worst interval %.2f%%)"
             % (name, n, whole_cgstat / n, whole_host / n, 100 * error, 100 * CAPACITY_SHARE,
                100 * worst))

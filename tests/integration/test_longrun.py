@@ -16,8 +16,9 @@ SECONDS = float(os.environ.get("CGSTAT_LONGRUN_SECONDS", "600"))
 SLEEPERS = int(os.environ.get("CGSTAT_LONGRUN_SLEEPERS", "5000"))
 # Limits per figure, per interval and over WINDOW intervals: the median error, and the share
 # of comparisons allowed beyond LIMITS[name] (outliers, printed as they come). Measured here
-# over 90 s to 10 minutes: on-CPU median 0.004-0.006 %, worst 0.06-0.4 %; off-CPU 0.001 %;
-# run-queue per interval median 2-4 %, worst 11 %, and over ten 0.4-0.7 %, worst 2 %.
+# over 90 s to 10 minutes: on-CPU median 0.004-0.006 %, worst 0.06-0.4 % (1 % in an interval
+# where the machine stalled); off-CPU 0.001 %; run-queue per interval median 2-4 %, worst
+# 11 %, and over ten 0.4-0.7 %, worst 2 %, where no steal comes between.
 WINDOW = 10
 LIMITS = {
     "on-CPU": 0.01,
@@ -38,16 +39,13 @@ MEDIANS = {
     "run-queue over %d intervals" % WINDOW: 0.015,
 }
 OUTLIERS = 0.03
-# On-CPU intervals over cpu.stat by 1 to 9 % come and go between runs of the same code (none
-# in one 10-minute CI run, 26 of 598 in the next: 4.3 %, and 6.6 % of the windows), always
-# above, never below: the repair of switch-outs this VM does not report (about 5 a second)
-# is the suspect, not shown. The medians stay at 0.005-0.009 %. Until it is found they may
-# be 10 %: a limit from what was measured, not a claim that they are right.
-ON_CPU_OUTLIERS = 0.25
 # The kernel's run_delay sometimes takes in a sleeper's whole sleep (a second: seen twice in
 # ten minutes, an interval of 1,236 ms against cgstat's 232, and the off-CPU figure derived
-# from it 0.02 % low the same once); each such interval spoils the ten windows that hold it.
-WINDOW_OUTLIERS = 0.05
+# from it 0.02 % low the same once), and where the hypervisor steals a vCPU for hundreds of ms
+# the waits in flight at a window's edge (in cgstat's figure, not yet in run_delay) reach
+# seconds; each such interval spoils the ten windows that hold it. Measured: 5.8 % of the
+# windows beyond 5 % in a local 10-minute run with 250 ms steal bursts.
+WINDOW_OUTLIERS = 0.10
 # The first lines are not compared: the first interval's window starts before the test's
 # first reading.
 SKIP = 1
@@ -124,16 +122,20 @@ def main():
             delay_ns = scale * sum(b[t][1] - a[t][1] for t in both)
             pairs = {"on-CPU": (row["onCpuMillis"] * 1e6, scale * (u1 - u0)),
                      "run-queue": (row["runqWaitMillis"] * 1e6, delay_ns),
-                     "off-CPU": ((row["offCpuSleepMillis"] + row["offCpuBlockedMillis"]) * 1e6,
+                     # what the kernel charged no thread of: off CPU, or current on a CPU
+                     # that the hypervisor took (stolen, outside sum_exec_runtime too)
+                     "off-CPU": ((row["offCpuSleepMillis"] + row["offCpuBlockedMillis"]
+                                  + row["stolenMillis"]) * 1e6,
                                  len(both) * interval_ns - exec_ns - delay_ns)}
             window.append(pairs)
             del window[:-WINDOW]
             for name, (got, want) in pairs.items():
                 errors.setdefault(name, []).append((got - want) / want)
                 if abs(got - want) > LIMITS[name] * want:
-                    print("      interval %d: %s %.3f ms, kernel %.3f ms (missed switches so "
-                          "far %d)" % (compared[0], name, got / 1e6, want / 1e6,
-                                       line["missedSwitches"]), flush=True)
+                    print("      interval %d: %s %.3f ms, kernel %.3f ms (stolen %.3f ms, "
+                          "missed switches so far %d)"
+                          % (compared[0], name, got / 1e6, want / 1e6, row["stolenMillis"],
+                             line["missedSwitches"]), flush=True)
                 if len(window) == WINDOW:
                     got = sum(w[name][0] for w in window)
                     want = sum(w[name][1] for w in window)
@@ -157,8 +159,7 @@ def main():
         median = abs(errs[len(errs) // 2])
         beyond = sum(abs(e) > limit for e in errs)
         median_limit = MEDIANS[name]
-        share = (WINDOW_OUTLIERS if name.startswith("run-queue over")
-                 else ON_CPU_OUTLIERS if name.startswith("on-CPU") else OUTLIERS)
+        share = WINDOW_OUTLIERS if name.startswith("run-queue over") else OUTLIERS
         h.check(median <= median_limit and beyond <= share * len(errs),
                 "long run: %s error over %d comparisons: median %.3f%% (limit %.1f%%), %d "
                 "beyond %.1f%% (at most %d), worst %+.3f%%"

@@ -32,7 +32,7 @@ static void make_interval(void)
 	records[0] = (struct cg_record){
 		.name = "web",
 		.tasks = 12,
-		.time_ns = { 1500000000, 250000000, 2000000000, 250000000 },
+		.time_ns = { 1500000000, 250000000, 2000000000, 250000000, 125000000 },
 		.nvcsw = 250,
 		.nivcsw = 20,
 		.migrations = 5,
@@ -87,15 +87,15 @@ static void test_csv(void)
 		render(CG_FORMAT_CSV, true, &err),
 		"epochMillis,intervalMillis,container,cpuCores,tasks,onCpuMillis,runqWaitMillis,"
 		"offCpuSleepMillis,offCpuBlockedMillis,voluntarySwitches,involuntarySwitches,"
-		"migrations,runqWaits,runqP50Micros,runqP99Micros,runqMaxMicros,"
+		"migrations,runqWaits,runqP50Micros,runqP99Micros,runqMaxMicros,stolenMillis,"
 		"cycles,instructions,taskClockMillis,"
 		"ghz,instructionsPerCycle,llcMissesPerKiloInstructions,llcMissPercent,"
 		"l1dMissesPerKiloInstructions,branchMissesPerKiloInstructions\n"
 		"1700000000123,1000.000,web,1.500,12,1500.000,250.000,2000.000,250.000,"
-		"250,20,5,2,0.992,37.000,37.000,3000000000,6000000000,1500.000,"
+		"250,20,5,2,0.992,37.000,37.000,125.000,3000000000,6000000000,1500.000,"
 		"2.000,2.000,,,,\n"
 		"1700000000123,1000.000,\"a,\"\"b\"\"\n\xff\xfe\",0.000,1,0.000,0.000,0.000,0.000,"
-		"0,0,0,0,,,,,1000,0.000,,,,,,\n");
+		"0,0,0,0,,,,0.000,,1000,0.000,,,,,,\n");
 	CHECK(err == 0);
 
 	/* Later intervals: rows only. Half a second with the same amounts: twice the cores. */
@@ -103,7 +103,7 @@ static void test_csv(void)
 	iv.interval_ns = 500000000;
 	CHECK_STR(render(CG_FORMAT_CSV, false, &err),
 		  "1700000000123,500.000,web,3.000,12,1500.000,250.000,2000.000,250.000,"
-		  "250,20,5,2,0.992,37.000,37.000,3000000000,6000000000,1500.000,"
+		  "250,20,5,2,0.992,37.000,37.000,125.000,3000000000,6000000000,1500.000,"
 		  "2.000,2.000,,,,\n");
 	CHECK(err == 0);
 
@@ -112,11 +112,11 @@ static void test_csv(void)
 	CHECK_STR(render(CG_FORMAT_CSV, true, &err),
 		  "epochMillis,intervalMillis,container,cpuCores,tasks,onCpuMillis,runqWaitMillis,"
 		  "offCpuSleepMillis,offCpuBlockedMillis,voluntarySwitches,involuntarySwitches,"
-		  "migrations,runqWaits,runqP50Micros,runqP99Micros,runqMaxMicros,"
+		  "migrations,runqWaits,runqP50Micros,runqP99Micros,runqMaxMicros,stolenMillis,"
 		  "ghz,instructionsPerCycle,llcMissesPerKiloInstructions,llcMissPercent,"
 		  "l1dMissesPerKiloInstructions,branchMissesPerKiloInstructions\n"
 		  "1700000000123,500.000,web,3.000,12,1500.000,250.000,2000.000,250.000,"
-		  "250,20,5,2,0.992,37.000,37.000,,,,,,\n");
+		  "250,20,5,2,0.992,37.000,37.000,125.000,,,,,,\n");
 	CHECK(err == 0);
 }
 
@@ -127,15 +127,16 @@ static void test_json_exact(void)
 	make_interval();
 	iv.nr_records = 1;
 	iv.host.valid = false;
-	CHECK_STR(render(CG_FORMAT_JSON, true, &err),
-		  "{\"epochMillis\":1700000000123,\"intervalMillis\":1000,\"droppedEvents\":7,"
-		  "\"missedSwitches\":5,\"inconsistencies\":0,"
-		  "\"containers\":{\"web\":{\"cpuCores\":1.5,\"tasks\":12,\"onCpuMillis\":1500,"
-		  "\"runqWaitMillis\":250,\"offCpuSleepMillis\":2000,\"offCpuBlockedMillis\":250,"
-		  "\"voluntarySwitches\":250,\"involuntarySwitches\":20,\"migrations\":5,"
-		  "\"runqWaits\":2,\"runqP50Micros\":0.992,\"runqP99Micros\":37,"
-		  "\"runqMaxMicros\":37,\"cycles\":3000000000,\"instructions\":6000000000,"
-		  "\"taskClockMillis\":1500,\"ghz\":2,\"instructionsPerCycle\":2}}}\n");
+	CHECK_STR(
+		render(CG_FORMAT_JSON, true, &err),
+		"{\"epochMillis\":1700000000123,\"intervalMillis\":1000,\"droppedEvents\":7,"
+		"\"missedSwitches\":5,\"inconsistencies\":0,"
+		"\"containers\":{\"web\":{\"cpuCores\":1.5,\"tasks\":12,\"onCpuMillis\":1500,"
+		"\"runqWaitMillis\":250,\"offCpuSleepMillis\":2000,\"offCpuBlockedMillis\":250,"
+		"\"voluntarySwitches\":250,\"involuntarySwitches\":20,\"migrations\":5,"
+		"\"runqWaits\":2,\"runqP50Micros\":0.992,\"runqP99Micros\":37,"
+		"\"runqMaxMicros\":37,\"stolenMillis\":125,\"cycles\":3000000000,\"instructions\":6000000000,"
+		"\"taskClockMillis\":1500,\"ghz\":2,\"instructionsPerCycle\":2}}}\n");
 	CHECK(err == 0);
 
 	/* Rounded to 3 decimals: 1/3 of a second is 333.333 ms, 1/3 core. */
@@ -206,7 +207,7 @@ static void test_table(void)
 		  "CONTAINER                          CORES  TASKS    VCSW/s   IVCSW/s   MIGR/s"
 		  "  RUNQ% SLEEP% BLOCK%      P50us      P99us      MAXus    IPC\n"
 		  "web                                1.500     12     250.0      20.0      5.0"
-		  "    6.2   50.0    6.2      0.992     37.000     37.000  2.000\n"
+		  "    6.1   48.5    6.1      0.992     37.000     37.000  2.000\n"
 		  "?[31mred?[0m-and-a-label-longer-   0.000      1       0.0       0.0      0.0"
 		  "      -      -      -          -          -          -      -\n");
 	CHECK(err == 0);
@@ -220,7 +221,7 @@ static void test_table(void)
 		  "CONTAINER                          CORES  TASKS    VCSW/s   IVCSW/s   MIGR/s"
 		  "  RUNQ% SLEEP% BLOCK%      P50us      P99us      MAXus\n"
 		  "web                                1.500     12     250.0      20.0      5.0"
-		  "    6.2   50.0    6.2      0.992     37.000     37.000\n");
+		  "    6.1   48.5    6.1      0.992     37.000     37.000\n");
 	CHECK(err == 0);
 
 	/* A cut never splits a UTF-8 sequence: byte 32 would be the middle of "é". */

@@ -47,19 +47,21 @@ static void test_exact(void)
 	CHECK(summary__add(s, &iv) == 0);
 	text = summary__to_json(s, 1500, 2000, &(struct cg_health){ .dropped_events = 3 });
 	/* 1.5 s on CPU and 250 switches in half a second; no waits, no perf, no host. */
-	CHECK_STR(text, "{\"measurement\":{\"startEpochMillis\":1500,\"endEpochMillis\":2000,"
-			"\"durationSeconds\":0.5},\"host\":{},"
-			"\"containers\":{\"web\":{\"cpus\":3,\"voluntarySwitchesPerSecond\":500,"
-			"\"involuntarySwitchesPerSecond\":0,\"migrationsPerSecond\":0,"
-			"\"runqWaitsPerSecond\":0,\"runqWaitMillisPerSecond\":0,"
-			"\"offCpuSleepMillisPerSecond\":0,\"offCpuBlockedMillisPerSecond\":0,"
-			"\"tasks\":3}},"
-			"\"allContainers\":{\"cpus\":3,\"voluntarySwitchesPerSecond\":500,"
-			"\"involuntarySwitchesPerSecond\":0,\"migrationsPerSecond\":0,"
-			"\"runqWaitsPerSecond\":0,\"runqWaitMillisPerSecond\":0,"
-			"\"offCpuSleepMillisPerSecond\":0,\"offCpuBlockedMillisPerSecond\":0,"
-			"\"tasks\":3},\"droppedEvents\":3,\"missedSwitches\":0,"
-			"\"inconsistencies\":0}");
+	CHECK_STR(
+		text,
+		"{\"measurement\":{\"startEpochMillis\":1500,\"endEpochMillis\":2000,"
+		"\"durationSeconds\":0.5},\"host\":{},"
+		"\"containers\":{\"web\":{\"cpus\":3,\"voluntarySwitchesPerSecond\":500,"
+		"\"involuntarySwitchesPerSecond\":0,\"migrationsPerSecond\":0,"
+		"\"runqWaitsPerSecond\":0,\"runqWaitMillisPerSecond\":0,"
+		"\"offCpuSleepMillisPerSecond\":0,\"offCpuBlockedMillisPerSecond\":0,\"stolenMillisPerSecond\":0,"
+		"\"tasks\":3}},"
+		"\"allContainers\":{\"cpus\":3,\"voluntarySwitchesPerSecond\":500,"
+		"\"involuntarySwitchesPerSecond\":0,\"migrationsPerSecond\":0,"
+		"\"runqWaitsPerSecond\":0,\"runqWaitMillisPerSecond\":0,"
+		"\"offCpuSleepMillisPerSecond\":0,\"offCpuBlockedMillisPerSecond\":0,\"stolenMillisPerSecond\":0,"
+		"\"tasks\":3},\"droppedEvents\":3,\"missedSwitches\":0,"
+		"\"inconsistencies\":0}");
 	free(text);
 	summary__free(s);
 }
@@ -121,7 +123,7 @@ static void test_run(void)
 		{
 			.name = "web",
 			.tasks = 12,
-			.time_ns = { 750000000, 100000000, 0, 50000000 },
+			.time_ns = { 750000000, 100000000, 0, 50000000, 30000000 },
 			.nvcsw = 150,
 			.runq_waits = 1,
 			.runq_max_ns = 20000,
@@ -194,6 +196,7 @@ static void test_run(void)
 	CHECK(num(web, "runqWaitMillisPerSecond") == 200);
 	CHECK(num(web, "offCpuSleepMillisPerSecond") == 200);
 	CHECK(num(web, "offCpuBlockedMillisPerSecond") == 33.333);
+	CHECK(num(web, "stolenMillisPerSecond") == 20);
 	/* Sorted 1000 20000 37000: the median's bucket [18432, 20480) has midpoint 19456; the
 	 * top one's midpoint 38912 is capped by the maximum. */
 	CHECK(num(web, "runqP50Micros") == 19.456);

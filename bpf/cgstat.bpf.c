@@ -873,15 +873,15 @@ static __always_inline void switch_repair(struct cpu_run *run, struct task_struc
 
 /*
  * Of the time since the record's task came, how much this CPU ran no task (see
- * task_clock_untasked()), by untasked now; never more than the time since it came.
+ * task_clock_untasked()), by untasked now; never more than its time on CPU, to until.
  */
-static __always_inline __u64 run_stolen(const struct cpu_run *run, __u64 untasked, __u64 now)
+static __always_inline __u64 run_stolen(const struct cpu_run *run, __u64 untasked, __u64 until)
 {
-	__u64 lost = untasked - run->untasked;
+	__u64 lost = untasked - run->untasked, ran = until - run->since;
 
-	if (!run->task || !run->slots.nslots || (__s64)lost <= 0)
+	if (!run->task || !run->slots.nslots || (__s64)lost <= 0 || (__s64)ran <= 0)
 		return 0;
-	return lost < now - run->since ? lost : now - run->since;
+	return lost < ran ? lost : ran;
 }
 
 struct stolen_visit {
@@ -940,10 +940,6 @@ int BPF_PROG(cg_sched_switch, bool preempt, struct task_struct *prev, struct tas
 	run = bpf_map_lookup_elem(&cpu_runs, &zero);
 	if (!run)
 		return 0;
-	/* zero unless a hypervisor stole time (or interrupts took it) while the record's task ran */
-	stolen.lost = run_stolen(run, untasked, now);
-	if (stolen.lost)
-		for_each_slot(&run->slots, slot_stolen, &stolen);
 	/* the idle task (pid 0, one per CPU) never counts */
 	if (prev->pid)
 		prev_ts = switch_out_decide(prev, preempt, prev_state, now, &out);
@@ -960,6 +956,14 @@ int BPF_PROG(cg_sched_switch, bool preempt, struct task_struct *prev, struct tas
 
 	if (run->task == (__u64)prev && out.left < run->since)
 		out.left = run->since;
+	/*
+	 * Zero unless a hypervisor stole time (or interrupts took it) while the record's task ran.
+	 * A repaired record's task left at a moment only bounded: the time taken since is not
+	 * known to be its, and none is moved.
+	 */
+	stolen.lost = run->task == (__u64)prev ? run_stolen(run, untasked, out.left) : 0;
+	if (stolen.lost)
+		for_each_slot(&run->slots, slot_stolen, &stolen);
 	if (run->task == (__u64)prev && prev_ts && next_ts && out.from == CG_NR_STATES &&
 	    run_slots_are(run, prev_ts) && prev_ts->cgid == next_ts->cgid &&
 	    prev_ts->gen == next_ts->gen) {
@@ -1261,6 +1265,28 @@ static long snapshot_slot(__u32 index, struct snapshot_ctx *c)
 	return 0;
 }
 
+/*
+ * A snapshot that finds this CPU in its idle task while the record holds a task: the kernel
+ * did not report that task's switch-out (see switch_repair()), and the CPU has idled since.
+ * Left to this CPU's next switch, which on an idle VM can be a second away, the task would
+ * count on CPU meanwhile, in the interval that ends now (an idle CI run saw 262 ms of it in
+ * one interval, taken back in the next, where a drop below the last reading counts as none).
+ * So the snapshot takes it off as that switch would, and records the idle task instead.
+ * Interrupts (or, on the loader's own CPU, preemption) are off: no switch here interleaves.
+ */
+static __always_inline void run_idle_repair(struct cpu_run *run, struct task_struct *current,
+					    __u64 now, __u64 untasked)
+{
+	__u64 left;
+
+	if (current->pid || !run->task || run->task == (__u64)current)
+		return;
+	left = run_left(run, now);
+	__sync_fetch_and_add(&missed_switches, 1);
+	slots_move(&run->slots, CG_ONCPU, CG_NR_STATES, left, true);
+	run_record(run, current, NULL, now, untasked);
+}
+
 /* Run on each CPU in turn by the loader (BPF_PROG_TEST_RUN with BPF_F_TEST_RUN_ON_CPU). */
 SEC("raw_tp")
 int cg_snapshot(struct bpf_raw_tracepoint_args *ctx)
@@ -1285,6 +1311,7 @@ int cg_snapshot(struct bpf_raw_tracepoint_args *ctx)
 		counters_charge(run->task ? &run->slots : NULL);
 	if (run && c.cpu == CG_THIS_CPU) {
 		task_clock_untasked(current, &untasked);
+		run_idle_repair(run, current, c.now, untasked);
 		c.open_stolen = run_stolen(run, untasked, c.now);
 	}
 

@@ -125,15 +125,15 @@ def all_cgroups_equal_host(args, name, cpus, beside=None):
                100 * worst))
 
 
-def root_equals_schedstat(args, name, cpus):
+def root_equals_schedstat(args, name, cpus, intervals=INTERVALS):
     """The v2 root watched: every task counts, kernel threads too, as schedstat says."""
-    seconds = INTERVALS + 4
+    seconds = intervals + 4
     with h.scratch_cgroup(name) as cg:
         runs = load(args, cg, cpus, seconds)
         time.sleep(0.5)
         got = h.run_lines(args, ["-c", "root=" + h.v2_mount()],
                           lambda: (time.monotonic(), forks(), all_task_exec_ns()),
-                          INTERVALS + 1)
+                          intervals + 1)
         for w in runs:
             w.wait()
     kthreads = kernel_threads()
@@ -314,7 +314,9 @@ def main():
     all_cgroups_equal_host(args, "idle", [])
     all_cgroups_equal_host(args, "one-busy", [0])
     all_cgroups_equal_host(args, "all-busy", everything)
-    root_equals_schedstat(args, "root-idle", [])
+    # A CPU that idles after a switch-out the kernel did not report used to keep that task
+    # on CPU until its next switch: 3 intervals of 60 here, 1 of 6 in CI. 20 intervals idle.
+    root_equals_schedstat(args, "root-idle", [], intervals=20)
     root_equals_schedstat(args, "root-busy", everything)
     beside_second_cgstat(args)
     restarted_service(args)

@@ -364,7 +364,7 @@ static void free_dead_slots(struct collector *c, struct cgroup_names *names,
 		/* a cgroup that never had a row has no label, and nothing in the summary */
 		name = cgroup_names__stored(names, snap[slot].cgid);
 		if (name)
-			summary__retire(summary, name);
+			summary__retire(summary, name, snap[slot].cgid);
 		cgroup_names__forget(names, snap[slot].cgid);
 	}
 	/*

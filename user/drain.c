@@ -10,6 +10,7 @@ struct drain {
 	uint32_t max_slots;
 	struct cg_slot_snap *prev; /* each slot's previous snapshot */
 	struct cg_record *records;
+	uint32_t *gone; /* this interval's records of removed cgroups, by index */
 	drain_label_fn label;
 	void *label_ctx;
 	int nr_cols;
@@ -43,7 +44,8 @@ struct drain *drain__new(uint32_t max_slots, const struct drain_column *cols, in
 	d->label_ctx = label_ctx;
 	d->prev = calloc(max_slots, sizeof(*d->prev));
 	d->records = calloc(max_slots, sizeof(*d->records));
-	if (!d->prev || !d->records) {
+	d->gone = calloc(max_slots, sizeof(*d->gone));
+	if (!d->prev || !d->records || !d->gone) {
 		drain__free(d);
 		errno = ENOMEM;
 		return NULL;
@@ -141,12 +143,68 @@ static bool record_active(const struct cg_record *r)
 	return r->time_ns[CG_ONCPU] || r->nvcsw || r->nivcsw || r->migrations || r->runq_waits;
 }
 
+/* r's figures added into t's: two cgroups of one label in one interval. */
+static void record_add(struct cg_record *t, const struct cg_record *r, int nr_cols)
+{
+	int s, b, i;
+
+	/* different cgroups: their tasks add up (a removed one's are about to go) */
+	t->tasks += r->tasks;
+	for (s = 0; s < CG_NR_STATES; s++)
+		t->time_ns[s] += r->time_ns[s];
+	t->nvcsw += r->nvcsw;
+	t->nivcsw += r->nivcsw;
+	t->migrations += r->migrations;
+	t->runq_waits += r->runq_waits;
+	if (r->runq_max_ns > t->runq_max_ns)
+		t->runq_max_ns = r->runq_max_ns;
+	for (b = 0; b < CG_HIST_BUCKETS; b++)
+		t->runq_hist.bucket[b] += r->runq_hist.bucket[b];
+	t->runq_hist.count += r->runq_hist.count;
+	for (i = 0; i < nr_cols; i++)
+		t->counter[i] += r->counter[i];
+}
+
+/*
+ * One record per label: a cgroup removed and made again under the same path (a restarted
+ * service) has a record from each in the interval that holds both, and a JSON object cannot
+ * hold a key twice. Each removed cgroup's record is added into another of its label, which
+ * keeps its cgid (the live one, where there is one). Removed cgroups are few an interval, so
+ * only their labels are looked for. The new count of records.
+ */
+static int records_merge_gone(struct drain *d, int n, uint32_t nr_gone)
+{
+	struct cg_record *g, *r;
+	uint32_t k;
+	int i, kept = 0;
+
+	for (k = 0; k < nr_gone; k++) {
+		g = &d->records[d->gone[k]];
+		for (i = 0; i < n; i++) {
+			r = &d->records[i];
+			if (r == g || !r->name || strcmp(r->name, g->name))
+				continue;
+			record_add(r, g, d->nr_cols);
+			g->name = NULL;
+			break;
+		}
+	}
+	for (i = 0; i < n; i++) {
+		if (!d->records[i].name)
+			continue;
+		if (kept != i)
+			d->records[kept] = d->records[i];
+		kept++;
+	}
+	return kept;
+}
+
 int drain__interval(struct drain *d, const struct cg_slot_snap *snap, uint32_t nr_slots,
 		    bool active_only, struct cg_interval *iv)
 {
 	static const struct cg_slot_snap zero;
 	struct cg_record *r;
-	uint32_t slot;
+	uint32_t slot, nr_gone = 0;
 	int n = 0;
 
 	if (nr_slots > d->max_slots)
@@ -170,10 +228,12 @@ int drain__interval(struct drain *d, const struct cg_slot_snap *snap, uint32_t n
 		r->name = d->label(d->label_ctx, slot, cur->cgid);
 		if (!r->name)
 			return -errno;
+		if (cur->dead)
+			d->gone[nr_gone++] = n;
 		n++;
 	}
 	iv->records = d->records;
-	iv->nr_records = n;
+	iv->nr_records = nr_gone ? records_merge_gone(d, n, nr_gone) : n;
 	return 0;
 }
 
@@ -183,5 +243,6 @@ void drain__free(struct drain *d)
 		return;
 	free(d->prev);
 	free(d->records);
+	free(d->gone);
 	free(d);
 }

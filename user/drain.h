@@ -32,8 +32,9 @@ void drain__baseline(struct drain *d, const struct cg_slot_snap *snap, uint32_t 
 /*
  * Fill iv->records with one record per slot in use: every slot, or with active_only just those
  * whose tasks ran, switched, migrated or waited in the interval. A slot whose cgroup changed
- * since the last snapshot (reused) is measured from zero. The records live until the next
- * call. 0 or -errno.
+ * since the last snapshot (reused) is measured from zero. A removed cgroup's record is added
+ * into another of the same label, so that each label has one record. The records live until
+ * the next call. 0 or -errno.
  */
 int drain__interval(struct drain *d, const struct cg_slot_snap *snap, uint32_t nr_slots,
 		    bool active_only, struct cg_interval *iv);

@@ -48,6 +48,7 @@ struct summary_entry {
 	uint64_t hash;
 	struct summary_sums sums; /* tasks: the last interval's */
 	struct cg_hist *hist;	  /* the live cgroup's waits; NULL once retired */
+	uint64_t cgid;		  /* the cgroup whose record came last: the live one */
 	enum summary_quantiles quantiles;
 	double runq_p50_micros; /* QUANTILES_KEPT */
 	double runq_p99_micros;
@@ -403,6 +404,7 @@ int summary__add(struct summary *s, const struct cg_interval *iv)
 		memset(&e->sums.counter_valid[nr_events], 0,
 		       (s->nr_events - nr_events) * sizeof(bool));
 		e->sums.tasks = r->tasks;
+		e->cgid = r->cgid;
 		hist_add(e->hist, &r->runq_hist);
 	}
 	s->total_ns += iv->interval_ns;
@@ -433,13 +435,14 @@ static void fold_entry(struct summary *s, struct summary_entry *e)
 	free(e);
 }
 
-void summary__retire(struct summary *s, const char *name)
+void summary__retire(struct summary *s, const char *name, uint64_t cgid)
 {
 	struct summary_entry *e;
 	struct cg_record t;
 
 	e = find_entry(s, name, name_hash(name));
-	if (!e || !e->hist)
+	/* another cgroup took the label (made again under the path): the entry is its */
+	if (!e || !e->hist || e->cgid != cgid)
 		return;
 	hist_add(&s->retired_hist, e->hist);
 	if (e->quantiles == QUANTILES_FROM_HIST) {

@@ -39,10 +39,11 @@ struct summary *summary__new(void);
 int summary__add(struct summary *s, const struct cg_interval *iv);
 
 /*
- * The cgroup labelled name is gone for good, its last interval already added. A label not
- * seen, or not seen since it was last retired, is left alone. Never fails: it allocates nothing.
+ * The cgroup cgid, labelled name, is gone for good, its last interval already added. A label
+ * not seen, not seen since it was last retired, or last added to by another cgroup (one made
+ * again under the same path) is left alone. Never fails: it allocates nothing.
  */
-void summary__retire(struct summary *s, const char *name);
+void summary__retire(struct summary *s, const char *name, uint64_t cgid);
 
 /* The work the run did (--messages), for cpuSecondsPerMillionMessages; < 0: not given. */
 void summary__set_messages(struct summary *s, double messages);

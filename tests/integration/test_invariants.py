@@ -236,6 +236,51 @@ def restarted_service(args):
     h.check(len(said) == 1, "restart: said once on stderr: %r" % said)
 
 
+def restarted_within_interval(args):
+    """The all-cgroups mode, a cgroup removed and made again under its path within one interval
+    (a quick service restart): one row of its label in that interval, holding both lives, and
+    no key twice in any JSON line or in the summary."""
+    path = os.path.join(h.v2_mount(), "cgstat-test-%d-quick" % os.getpid())
+    label = h.v2_label(path)
+    os.mkdir(path)
+    try:
+        cgstat = h.Cgstat(args.cgstat, ["-f", "json", "-i", "10"])
+        start = time.time()
+        first = h.run_workload(args.workload, path, "steady", 1, 2)
+        h.remove_cgroup_tree(path)
+        os.mkdir(path)
+        second = h.run_workload(args.workload, path, "steady", 1, 2)
+        end = time.time()
+        h.settle()
+        code = cgstat.stop()
+    finally:
+        h.remove_cgroup_tree(path)
+    h.check(code == 0, "restart within an interval: cgstat exit code %d" % code)
+    twice = set()
+
+    def keys_once(pairs):
+        keys = [k for k, _ in pairs]
+        twice.update(k for k in keys if keys.count(k) > 1)
+        return dict(pairs)
+
+    with open(cgstat.stdout_path, encoding="utf-8") as f:
+        lines = [json.loads(line, object_pairs_hook=keys_once) for line in f if line.strip()]
+    with open(os.path.join(cgstat.out_dir, "container-summary.json"), encoding="utf-8") as f:
+        summary = json.load(f, object_pairs_hook=keys_once)
+    h.check(not twice, "restart within an interval: keys given twice: %s" % sorted(twice))
+    holding = [line for line in lines
+               if line["epochMillis"] / 1e3 - line["intervalMillis"] / 1e3 <= start
+               and end <= line["epochMillis"] / 1e3]
+    h.check(len(holding) == 1 and label in holding[0]["containers"],
+            "restart within an interval: both lives in one interval, with a row of %s" % label)
+    got_ms = sum(line["containers"].get(label, {}).get("onCpuMillis", 0) for line in lines)
+    want = h.add_reports(first, second)
+    h.check_close("restart within an interval: on-CPU ms of both lives", got_ms,
+                  want["exec_ns"] / 1e6, 0.01)
+    h.check(label in summary["containers"],
+            "restart within an interval: the summary has %s" % label)
+
+
 def moved_process(args):
     """-p follows the process when it moves to another cgroup."""
     with h.scratch_cgroup("from") as src, h.scratch_cgroup("to") as dst:
@@ -320,6 +365,7 @@ def main():
     root_equals_schedstat(args, "root-busy", everything)
     beside_second_cgstat(args)
     restarted_service(args)
+    restarted_within_interval(args)
     moved_process(args)
     cpu_hotplug(args)
     h.done()

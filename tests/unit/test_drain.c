@@ -70,9 +70,64 @@ static void test_multiplexed_interval(void)
 	drain__free(d);
 }
 
+static const char *same_label(void *ctx, uint32_t slot, uint64_t cgid)
+{
+	(void)ctx;
+	(void)cgid;
+	return slot == 2 ? "other" : "svc";
+}
+
+/*
+ * A service restarted within one interval: slot 0 holds its removed cgroup, slot 1 the one
+ * made again under the path (same label), slot 2 another. One record for the label, with the
+ * figures of both and the live cgroup's id; the other untouched.
+ */
+static void test_same_label_merged(void)
+{
+	struct drain_column col = { .source = CG_EVENT_CORE_TASK_CLOCK, .perf_index = -1 };
+	static struct cg_slot_snap snap[3];
+	struct cg_interval iv = {};
+	const struct cg_record *r;
+	struct drain *d;
+
+	d = drain__new(3, &col, 1, same_label, NULL);
+	CHECK(d != NULL);
+	if (!d)
+		return;
+	drain__baseline(d, snap, 3);
+	snap[0] = (struct cg_slot_snap){ .cgid = 10, .dead = 1, .nvcsw = 4, .runq_waits = 1 };
+	snap[0].time_ns[CG_ONCPU] = 300;
+	snap[0].time_ns[CG_STOLEN] = 5;
+	snap[0].runq_max_ns = 900;
+	snap[0].runq_hist[cg_hist_bucket(900)] = 1;
+	snap[1] = (struct cg_slot_snap){ .cgid = 11, .tasks = 2, .nvcsw = 6, .runq_waits = 1 };
+	snap[1].time_ns[CG_ONCPU] = 200;
+	snap[1].runq_max_ns = 100;
+	snap[1].runq_hist[cg_hist_bucket(100)] = 1;
+	snap[2] = (struct cg_slot_snap){ .cgid = 12, .tasks = 1, .nvcsw = 1 };
+	snap[2].time_ns[CG_ONCPU] = 7;
+	CHECK(drain__interval(d, snap, 3, false, &iv) == 0);
+	CHECK(iv.nr_records == 2);
+	if (iv.nr_records != 2)
+		goto out;
+	r = &iv.records[0];
+	CHECK_STR(r->name, "svc");
+	CHECK(r->cgid == 11 && r->tasks == 2 && r->nvcsw == 10 && r->runq_waits == 2);
+	CHECK(r->time_ns[CG_ONCPU] == 500 && r->time_ns[CG_STOLEN] == 5);
+	CHECK(r->runq_max_ns == 900 && r->runq_hist.count == 2);
+	/* task-clock is on-CPU + stolen, of both cgroups */
+	CHECK(r->counter_valid[0] && r->counter[0] == 505);
+	r = &iv.records[1];
+	CHECK_STR(r->name, "other");
+	CHECK(r->cgid == 12 && r->nvcsw == 1 && r->time_ns[CG_ONCPU] == 7);
+out:
+	drain__free(d);
+}
+
 int main(void)
 {
 	test_counter_scaled();
 	test_multiplexed_interval();
+	test_same_label_merged();
 	return check_done();
 }

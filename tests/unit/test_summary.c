@@ -357,14 +357,14 @@ static void test_retire_exact(void)
 	CHECK(summary__add(kept, &iv[2]) == 0);
 
 	CHECK(summary__add(retired, &iv[0]) == 0);
-	summary__retire(retired, "db");
+	summary__retire(retired, "db", 0);
 	/* Retiring twice, or a label never seen, changes nothing. */
-	summary__retire(retired, "db");
-	summary__retire(retired, "nosuch");
+	summary__retire(retired, "db", 0);
+	summary__retire(retired, "nosuch", 0);
 	CHECK(summary__add(retired, &iv[1]) == 0);
-	summary__retire(retired, "web");
+	summary__retire(retired, "web", 0);
 	CHECK(summary__add(retired, &iv[2]) == 0);
-	summary__retire(retired, "late");
+	summary__retire(retired, "late", 0);
 
 	kept_text = json_of(kept);
 	retired_text = json_of(retired);
@@ -435,7 +435,7 @@ static void test_retire_reappear(void)
 	CHECK(summary__add(kept, &iv1) == 0);
 	CHECK(summary__add(kept, &iv2) == 0);
 	CHECK(summary__add(retired, &iv1) == 0);
-	summary__retire(retired, "web");
+	summary__retire(retired, "web", 0);
 	CHECK(summary__add(retired, &iv2) == 0);
 
 	kept_text = json_of(kept);
@@ -472,6 +472,40 @@ static void test_retire_reappear(void)
 out:
 	cJSON_Delete(kept_root);
 	cJSON_Delete(retired_root);
+	free(kept_text);
+	free(retired_text);
+	summary__free(kept);
+	summary__free(retired);
+}
+
+/*
+ * "web" restarted within an interval: the drain gave one record, under the new cgroup's id
+ * (2), and then the old cgroup (1) is retired. The label's entry is the new cgroup's: nothing
+ * changes, its quantiles included.
+ */
+static void test_retire_other_cgroup(void)
+{
+	struct cg_record web = {
+		.name = "web",
+		.cgid = 2,
+		.tasks = 3,
+		.time_ns = { 400000000, 0, 0, 0 },
+	};
+	struct cg_interval iv = { .interval_ns = 1000000000, .nr_records = 1, .records = &web };
+	struct summary *kept = summary__new(), *retired = summary__new();
+	char *kept_text, *retired_text;
+
+	add_wait(&web, 2000);
+	add_wait(&web, 3000);
+	CHECK(summary__add(kept, &iv) == 0);
+	CHECK(summary__add(kept, &iv) == 0);
+	CHECK(summary__add(retired, &iv) == 0);
+	summary__retire(retired, "web", 1);
+	CHECK(summary__add(retired, &iv) == 0);
+	kept_text = json_of(kept);
+	retired_text = json_of(retired);
+	CHECK(kept_text && strstr(kept_text, "\"runqP99Micros\""));
+	CHECK_STR(retired_text, kept_text);
 	free(kept_text);
 	free(retired_text);
 	summary__free(kept);
@@ -534,7 +568,7 @@ static void test_retire_folds(void)
 	for (i = 0; i < n && !err; i++) {
 		err = add_short_lived(kept, i) ?: add_short_lived(retired, i);
 		short_lived(&r, name, sizeof(name), i);
-		summary__retire(retired, name);
+		summary__retire(retired, name, 0);
 		if (i < SUMMARY_MAX_RETIRED)
 			continue;
 		oncpu += r.time_ns[CG_ONCPU];
@@ -633,7 +667,7 @@ static void test_retire_bounded(void)
 	for (i = 0; i < n && !err; i++) {
 		err = add_short_lived(s, i);
 		short_lived(&r, name, sizeof(name), i);
-		summary__retire(s, name);
+		summary__retire(s, name, 0);
 	}
 	CHECK(err == 0);
 #if HEAP_MEASURED
@@ -719,6 +753,7 @@ int main(void)
 	test_run();
 	test_retire_exact();
 	test_retire_reappear();
+	test_retire_other_cgroup();
 	test_retire_folds();
 	test_retire_bounded();
 	test_many();

@@ -306,17 +306,6 @@ static int check_can_run(void)
 }
 
 /*
- * The summary is created in the output folder at exit: without CAP_DAC_OVERRIDE root can do
- * that only in a folder it owns.
- */
-static bool owned_by_root(const char *dir)
-{
-	struct stat st;
-
-	return !stat(dir, &st) && st.st_uid == 0;
-}
-
-/*
  * Sleep until the monotonic deadline; false when a stop signal came first, or had come since
  * the last call (it is pending then, so there is no window where it waits a whole interval).
  */
@@ -416,6 +405,21 @@ static int event_list_open(struct event_list *el, int nr_cpus)
 		el->drain[i].perf_index = perf_counters__index(el->perf, i);
 	}
 	return 0;
+}
+
+/*
+ * What the output folder needs made at start. Once privileges are dropped, without
+ * CAP_DAC_OVERRIDE, root can make files only in a folder it owns: elsewhere the summary is
+ * made now and written over at exit, not renamed into place.
+ */
+static unsigned int out_files_flags(const char *dir, const struct event_list *events)
+{
+	unsigned int flags = events->nr > 0 ? OUT_FILES_PERF : 0;
+	struct stat st;
+
+	if (stat(dir, &st) || st.st_uid != 0)
+		flags |= OUT_FILES_SUMMARY_IN_PLACE;
+	return flags;
 }
 
 struct run {
@@ -621,7 +625,8 @@ int main(int argc, char **argv)
 			goto out;
 	}
 	if (opts.output_dir) {
-		r.files = out_files__open(opts.output_dir);
+		r.files =
+			out_files__open(opts.output_dir, out_files_flags(opts.output_dir, &events));
 		if (!r.files) {
 			err = errno;
 			fputs("cgstat: output folder ", stderr);
@@ -665,7 +670,7 @@ int main(int argc, char **argv)
 			     events.drain, events.nr, slot_label, &labels);
 	if (!r.drain)
 		goto out;
-	err = privileges_drop(opts.output_dir && !owned_by_root(opts.output_dir));
+	err = privileges_drop();
 	if (err) {
 		fprintf(stderr, "cgstat: cannot drop privileges: %s\n", strerror(-err));
 		goto out;

@@ -69,8 +69,10 @@ struct out_files {
 	struct row_file container;
 	struct row_file sched;
 	struct row_file perf; /* not open when the run counts no events */
-	struct row_file host; /* not open until the first valid host sample */
+	struct row_file host;
+	int summary_fd; /* OUT_FILES_SUMMARY_IN_PLACE: container-summary.json, else -1 */
 	bool perf_decided;
+	bool perf_rows; /* perf-stat.csv has its header: the first interval had events */
 	/* host-io.csv's columns after epochMs, as its header names them */
 	char (*host_columns)[CG_HOST_COLUMN_NAME_MAX];
 	int nr_host_columns;
@@ -94,7 +96,8 @@ static int pwrite_all(int fd, const char *buf, size_t len, off_t off)
 	return 0;
 }
 
-static int row_file_open(struct row_file *rf, int dirfd, const char *name)
+/* name in dirfd, created empty: its descriptor in *fd, 0 or -errno. */
+static int regular_file_open(int dirfd, const char *name, int *fd)
 {
 	struct stat st;
 
@@ -102,13 +105,23 @@ static int row_file_open(struct row_file *rf, int dirfd, const char *name)
 	 * O_NONBLOCK: a FIFO planted under the name would block the open until a reader came
 	 * (regular files ignore the flag). Anything but a regular file is refused.
 	 */
-	rf->fd = openat(dirfd, name, CREATE_FLAGS | O_NONBLOCK, 0644);
-	if (rf->fd < 0)
+	*fd = openat(dirfd, name, CREATE_FLAGS | O_NONBLOCK, 0644);
+	if (*fd < 0)
 		return errno == ENXIO ? -EINVAL : -errno;
-	if (fstat(rf->fd, &st))
+	if (fstat(*fd, &st))
 		return -errno;
 	if (!S_ISREG(st.st_mode))
 		return -EINVAL;
+	return 0;
+}
+
+static int row_file_open(struct row_file *rf, int dirfd, const char *name)
+{
+	int err;
+
+	err = regular_file_open(dirfd, name, &rf->fd);
+	if (err)
+		return err;
 	rf->rows = open_memstream(&rf->buf, &rf->len);
 	if (!rf->rows)
 		return -errno;
@@ -236,8 +249,8 @@ static int perf_row(FILE *f, const struct cg_interval *iv, const struct cg_recor
 	return err ?: csv_end_row(f);
 }
 
-/* host-io.csv and its header, its columns fixed by the first valid sample h. */
-static int open_host(struct out_files *o, const struct cg_host *h)
+/* host-io.csv's header, its columns fixed by the first valid sample h. */
+static int host_header(struct out_files *o, const struct cg_host *h)
 {
 	char(*columns)[CG_HOST_COLUMN_NAME_MAX];
 	int i, n = host_nr_columns(h), err;
@@ -248,11 +261,6 @@ static int open_host(struct out_files *o, const struct cg_host *h)
 		return -ENOMEM;
 	for (i = 0; i < n; i++)
 		host_column(h, i, columns[i]);
-	err = row_file_open(&o->host, o->dirfd, "host-io.csv");
-	if (err) {
-		free(columns);
-		return err;
-	}
 	f = o->host.rows;
 	o->host_columns = columns;
 	o->nr_host_columns = n;
@@ -287,7 +295,7 @@ static int host_row(struct out_files *o, const struct cg_interval *iv)
 	return err ?: csv_end_row(f);
 }
 
-struct out_files *out_files__open(const char *dir)
+struct out_files *out_files__open(const char *dir, unsigned int flags)
 {
 	struct out_files *o;
 	int err;
@@ -297,7 +305,7 @@ struct out_files *out_files__open(const char *dir)
 	o = calloc(1, sizeof(*o));
 	if (!o)
 		return NULL;
-	o->container.fd = o->sched.fd = o->perf.fd = o->host.fd = -1;
+	o->container.fd = o->sched.fd = o->perf.fd = o->host.fd = o->summary_fd = -1;
 	o->dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (o->dirfd < 0) {
 		err = -errno;
@@ -314,6 +322,12 @@ struct out_files *out_files__open(const char *dir)
 		err = row_file_commit(&o->container);
 	if (!err)
 		err = row_file_commit(&o->sched);
+	if (!err && (flags & OUT_FILES_PERF))
+		err = row_file_open(&o->perf, o->dirfd, "perf-stat.csv");
+	if (!err)
+		err = row_file_open(&o->host, o->dirfd, "host-io.csv");
+	if (!err && (flags & OUT_FILES_SUMMARY_IN_PLACE))
+		err = regular_file_open(o->dirfd, SUMMARY_NAME, &o->summary_fd);
 	if (!err)
 		return o;
 err_out:
@@ -344,33 +358,51 @@ int out_files__write(struct out_files *o, const struct cg_interval *iv)
 	const struct cg_record *r;
 	int i, err = 0;
 
-	if (!o->perf_decided && iv->nr_events > 0) {
-		err = row_file_open(&o->perf, o->dirfd, "perf-stat.csv");
-		if (!err)
-			err = perf_header(o->perf.rows, iv);
+	if (!o->perf_decided && iv->nr_events > 0 && row_file_is_open(&o->perf)) {
+		err = perf_header(o->perf.rows, iv);
 		if (err)
 			return err;
+		o->perf_rows = true;
 	}
 	o->perf_decided = true;
-	if (!row_file_is_open(&o->host) && iv->host.valid)
-		err = open_host(o, &iv->host);
+	if (!o->host_columns && iv->host.valid)
+		err = host_header(o, &iv->host);
 
 	for (i = 0; i < iv->nr_records && !err; i++) {
 		r = &iv->records[i];
 		err = figure_row(o->container.rows, &container_file, iv, r);
 		if (!err)
 			err = figure_row(o->sched.rows, &sched_file, iv, r);
-		if (!err && row_file_is_open(&o->perf))
+		if (!err && o->perf_rows)
 			err = perf_row(o->perf.rows, iv, r);
 	}
-	if (!err && row_file_is_open(&o->host) && iv->host.valid)
+	if (!err && o->host_columns && iv->host.valid)
 		err = host_row(o, iv);
 	return err ?: commit_all(o);
+}
+
+/* Into the file made at open, over what it held: whole unless the machine fails meanwhile. */
+static int summary_in_place(int fd, const char *json_text)
+{
+	size_t len = strlen(json_text);
+	int err;
+
+	if (ftruncate(fd, 0))
+		return -errno;
+	err = pwrite_all(fd, json_text, len, 0);
+	if (!err)
+		err = pwrite_all(fd, "\n", 1, len);
+	if (!err && fsync(fd))
+		err = -errno;
+	return err;
 }
 
 int out_files__write_summary(struct out_files *o, const char *json_text)
 {
 	int fd, err;
+
+	if (o->summary_fd >= 0)
+		return summary_in_place(o->summary_fd, json_text);
 
 	/*
 	 * O_EXCL after the unlink: whatever sits at the temporary name (a stale file, or one
@@ -404,6 +436,8 @@ void out_files__close(struct out_files *o)
 	row_file_close(&o->sched);
 	row_file_close(&o->perf);
 	row_file_close(&o->host);
+	if (o->summary_fd >= 0)
+		close(o->summary_fd);
 	if (o->dirfd >= 0)
 		close(o->dirfd);
 	free(o->host_columns);

@@ -12,25 +12,39 @@
 
 struct out_files;
 
-/*
- * Create dir (0755) unless it exists, and in it container-stats.csv and sched-stats.csv with
- * their headers, so that a run that ends early still leaves them. NULL and errno on failure:
- * ENOTDIR when dir is a symlink, ELOOP when one of the files is, EINVAL when one is there and
- * is not a regular file (a FIFO would block the open, a device take the rows).
- */
-struct out_files *out_files__open(const char *dir);
+/* What out_files__open() makes besides container-stats.csv, sched-stats.csv and host-io.csv. */
+enum out_files_flags {
+	OUT_FILES_PERF = 1 << 0, /* perf-stat.csv: the run counts events */
+	/*
+	 * container-summary.json itself, written over at exit instead of renamed into place: for
+	 * a folder root does not own, where cgstat, without CAP_DAC_OVERRIDE by then, can write
+	 * a file it holds open but can make none.
+	 */
+	OUT_FILES_SUMMARY_IN_PLACE = 1 << 1,
+};
 
 /*
- * Append a row per record to each file and flush them. perf-stat.csv is created at the first
- * interval, when it has events; host-io.csv at the first interval with a valid host sample,
- * its disk columns fixed by that sample. 0, or -errno of the first failed write (-ENOSPC), or
- * -ELOOP when a file created here is a symlink.
+ * Create dir (0755) unless it exists, and in it every file the run writes (flags), so that
+ * none need be made once privileges are dropped: container-stats.csv and sched-stats.csv with
+ * their headers, so that a run that ends early still leaves them; perf-stat.csv and
+ * host-io.csv empty, their headers written at the first interval with events and with a valid
+ * host sample. NULL and errno on failure: ENOTDIR when dir is a symlink, ELOOP when one of the
+ * files is, EINVAL when one is there and is not a regular file (a FIFO would block the open,
+ * a device take the rows).
+ */
+struct out_files *out_files__open(const char *dir, unsigned int flags);
+
+/*
+ * Append a row per record to each file and flush them. perf-stat.csv has rows when the first
+ * interval had events; host-io.csv from the first interval with a valid host sample, its disk
+ * columns fixed by that sample. 0, or -errno of the first failed write (-ENOSPC).
  */
 int out_files__write(struct out_files *o, const struct cg_interval *iv);
 
 /*
  * Write container-summary.json under a temporary name and rename it into place, so that the
- * file is whole or absent. 0 or -errno.
+ * file is whole or absent; with OUT_FILES_SUMMARY_IN_PLACE over the file made at open. 0 or
+ * -errno.
  */
 int out_files__write_summary(struct out_files *o, const char *json_text);
 

@@ -8,24 +8,16 @@
 
 #include "privileges.h"
 
-/*
- * CAP_BPF: with kernel.unprivileged_bpf_disabled set (Debian's default), every bpf() call of
- * the drain (BPF_PROG_TEST_RUN for the snapshot, map updates when a slot is freed) needs it.
- */
-static uint64_t kept_caps(bool keep_dac_override)
-{
-	uint64_t keep = 1ULL << CAP_BPF;
-
-	if (keep_dac_override)
-		keep |= 1ULL << CAP_DAC_OVERRIDE;
-	return keep;
-}
-
-int privileges_drop(bool keep_dac_override)
+int privileges_drop(void)
 {
 	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
 	struct __user_cap_data_struct data[2] = {};
-	uint64_t keep = kept_caps(keep_dac_override);
+	/*
+	 * CAP_BPF: with kernel.unprivileged_bpf_disabled set (Debian's default), every bpf() call
+	 * of the drain (BPF_PROG_TEST_RUN for the snapshot, map updates when a slot is freed)
+	 * needs it. Every output file is made before this.
+	 */
+	uint64_t keep = 1ULL << CAP_BPF;
 	int cap;
 
 	/* the bounding set first: dropping from it needs CAP_SETPCAP, which goes next */

@@ -6,13 +6,10 @@
 #ifndef CGSTAT_PRIVILEGES_H
 #define CGSTAT_PRIVILEGES_H
 
-#include <stdbool.h>
-
 /*
- * Keep CAP_BPF alone (and CAP_DAC_OVERRIDE when keep_dac_override: an output folder root does
- * not own), in the effective, permitted and bounding sets, with no inheritable or ambient
- * capabilities and no_new_privs set. 0 or -errno.
+ * Keep CAP_BPF alone, in the effective, permitted and bounding sets, with no inheritable or
+ * ambient capabilities and no_new_privs set. 0 or -errno.
  */
-int privileges_drop(bool keep_dac_override);
+int privileges_drop(void);
 
 #endif /* CGSTAT_PRIVILEGES_H */

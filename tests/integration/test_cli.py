@@ -281,6 +281,38 @@ def planted_fifo(args, tmp, cg):
             "a FIFO planted as sched-stats.csv: exit %s, one line: %r" % (got, line))
 
 
+CAP_BPF = 39
+
+
+def foreign_output_folder(args, tmp, cg):
+    """An output folder root does not own: cgstat makes every file before it drops privileges,
+    and then runs with CAP_BPF alone (no CAP_DAC_OVERRIDE), as the kernel's /proc/PID/status
+    shows; at exit the files have their rows and the summary is whole."""
+    out = os.path.join(tmp, "foreign")
+    os.mkdir(out, 0o755)
+    os.chown(out, 65534, 65534)
+    cgstat = h.Cgstat(args.cgstat, ["-q", "-i", "0.5", "-c", "w=" + cg], out_dir=out)
+    with open("/proc/%d/status" % cgstat.proc.pid) as f:
+        status = dict(line.split(":", 1) for line in f if ":" in line)
+    work = h.run_workload(args.workload, cg, "steady", 1.2, 1)
+    code = cgstat.stop()
+    caps = {name: int(status[name], 16) for name in ("CapEff", "CapPrm", "CapBnd")}
+    h.check(all(v == 1 << CAP_BPF for v in caps.values()),
+            "folder owned by nobody: capabilities once attached %s, CAP_BPF alone is %x"
+            % ({k: "%x" % v for k, v in caps.items()}, 1 << CAP_BPF))
+    rows = cgstat.rows("sched-stats.csv")
+    with open(os.path.join(out, "host-io.csv")) as f:
+        host_header = f.readline()
+    summary = cgstat.summary()
+    h.check(code == 0 and rows and host_header.startswith("epochMs,")
+            and os.path.getsize(os.path.join(out, "perf-stat.csv")) > 0
+            and "w" in summary["containers"],
+            "folder owned by nobody: exit %d, %d rows, host-io.csv header %r, summary of %s"
+            % (code, len(rows), host_header[:20], sorted(summary["containers"])))
+    h.check_close("folder owned by nobody: on-CPU ms", h.sched_totals(rows, "w")["onCpuMillis"],
+                  h.kernel_totals(work)["exec_ns"] / 1e6, 0.01)
+
+
 SIGINT_SIGTERM = (1 << (signal.SIGINT - 1)) | (1 << (signal.SIGTERM - 1))
 
 
@@ -411,6 +443,7 @@ def main():
             bad_input(args, tmp, cg)
             planted_fifo(args, tmp, cg)
             early_signals(args, tmp, cg)
+            foreign_output_folder(args, tmp, cg)
         help_and_version(args)
         headers(args)
         cpu_cores(args)

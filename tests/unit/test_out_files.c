@@ -111,15 +111,19 @@ static void test_files(void)
 	struct cg_interval iv = make_interval();
 	struct out_files *o;
 
-	o = out_files__open(in_base("out"));
+	o = out_files__open(in_base("out"), OUT_FILES_PERF);
 	CHECK(o != NULL);
 	if (!o)
 		return;
-	/* Before the first interval: the two files whose headers are known, nothing else. */
+	/*
+	 * Before the first interval: the two files whose headers are known, and the two whose
+	 * headers are not yet, empty (every file is made before privileges are dropped).
+	 */
 	check_file("out", "container-stats.csv", CONTAINER_HEADER);
 	check_file("out", "sched-stats.csv", SCHED_HEADER);
-	CHECK(!exists("out", "perf-stat.csv"));
-	CHECK(!exists("out", "host-io.csv"));
+	check_file("out", "perf-stat.csv", "");
+	check_file("out", "host-io.csv", "");
+	CHECK(!exists("out", "container-summary.json"));
 
 	CHECK(out_files__write(o, &iv) == 0);
 	/* The second interval has no host sample, the third one again. */
@@ -169,7 +173,7 @@ static void test_files(void)
 	disks[1].write_mbps = 0;
 
 	/* An existing directory is fine, and its files start over. */
-	o = out_files__open(in_base("out"));
+	o = out_files__open(in_base("out"), OUT_FILES_PERF);
 	CHECK(o != NULL);
 	out_files__close(o);
 	check_file("out", "container-stats.csv", CONTAINER_HEADER);
@@ -182,18 +186,44 @@ static void test_without_perf_or_host(void)
 
 	iv.nr_events = 0;
 	iv.host.valid = false;
-	o = out_files__open(in_base("plain"));
+	o = out_files__open(in_base("plain"), OUT_FILES_PERF);
 	CHECK(o != NULL);
 	if (!o)
 		return;
 	CHECK(out_files__write(o, &iv) == 0);
-	/* Events that show up after the first interval do not make a file. */
+	/* Events that show up after the first interval get no header, nor rows. */
 	iv.nr_events = 2;
 	CHECK(out_files__write(o, &iv) == 0);
 	out_files__close(o);
-	CHECK(!exists("plain", "perf-stat.csv"));
-	CHECK(!exists("plain", "host-io.csv"));
+	check_file("plain", "perf-stat.csv", "");
+	check_file("plain", "host-io.csv", "");
 	CHECK(exists("plain", "sched-stats.csv"));
+
+	/* A run that counts no events makes no perf-stat.csv. */
+	o = out_files__open(in_base("plain2"), 0);
+	CHECK(o != NULL);
+	out_files__close(o);
+	CHECK(!exists("plain2", "perf-stat.csv"));
+	CHECK(exists("plain2", "host-io.csv"));
+}
+
+/* A folder root does not own: the summary is made at open and written over at exit. */
+static void test_summary_in_place(void)
+{
+	struct out_files *o;
+
+	o = out_files__open(in_base("inplace"), OUT_FILES_SUMMARY_IN_PLACE);
+	CHECK(o != NULL);
+	if (!o)
+		return;
+	check_file("inplace", "container-summary.json", "");
+	CHECK(out_files__write_summary(o, "{\"longer\":12345}") == 0);
+	check_file("inplace", "container-summary.json", "{\"longer\":12345}\n");
+	/* shorter the second time: nothing of the first is left behind */
+	CHECK(out_files__write_summary(o, "{\"b\":2}") == 0);
+	check_file("inplace", "container-summary.json", "{\"b\":2}\n");
+	CHECK(!exists("inplace", ".container-summary.json.tmp"));
+	out_files__close(o);
 }
 
 static const char precious[] = "precious\n";
@@ -235,17 +265,28 @@ static void test_symlinks(void)
 	CHECK(mkdir(in_base("trap"), 0755) == 0);
 	plant("trap", "sched-stats.csv");
 	errno = 0;
-	CHECK(out_files__open(in_base("trap")) == NULL);
+	CHECK(out_files__open(in_base("trap"), OUT_FILES_PERF) == NULL);
 	CHECK(errno == ELOOP);
 	check_target();
 
-	/* A link at a file created at the first interval: that write fails. */
+	/* So does one at a file whose header comes later, or at the summary made in place. */
+	CHECK(mkdir(in_base("trap3"), 0755) == 0);
+	plant("trap3", "perf-stat.csv");
+	errno = 0;
+	CHECK(out_files__open(in_base("trap3"), OUT_FILES_PERF) == NULL);
+	CHECK(errno == ELOOP);
+	CHECK(mkdir(in_base("trap4"), 0755) == 0);
+	plant("trap4", "container-summary.json");
+	errno = 0;
+	CHECK(out_files__open(in_base("trap4"), OUT_FILES_SUMMARY_IN_PLACE) == NULL);
+	CHECK(errno == ELOOP);
+	check_target();
+
 	CHECK(mkdir(in_base("trap2"), 0755) == 0);
-	plant("trap2", "perf-stat.csv");
-	o = out_files__open(in_base("trap2"));
+	o = out_files__open(in_base("trap2"), OUT_FILES_PERF);
 	CHECK(o != NULL);
 	if (o) {
-		CHECK(out_files__write(o, &iv) == -ELOOP);
+		CHECK(out_files__write(o, &iv) == 0);
 		/* The summary replaces a link at its name or its temporary name, not the target. */
 		plant("trap2", "container-summary.json");
 		plant("trap2", ".container-summary.json.tmp");
@@ -261,12 +302,12 @@ static void test_symlinks(void)
 	snprintf(link, sizeof(link), "%s/linkdir", base);
 	CHECK(symlink(in_base("plain"), link) == 0);
 	errno = 0;
-	CHECK(out_files__open(link) == NULL);
+	CHECK(out_files__open(link, 0) == NULL);
 	CHECK(errno == ENOTDIR);
 
 	/* No parent: no directory. */
 	errno = 0;
-	CHECK(out_files__open(in_base("missing/out")) == NULL);
+	CHECK(out_files__open(in_base("missing/out"), 0) == NULL);
 	CHECK(errno == ENOENT);
 }
 
@@ -277,6 +318,7 @@ int main(void)
 	CHECK(mkdtemp(base) != NULL);
 	test_files();
 	test_without_perf_or_host();
+	test_summary_in_place();
 	test_symlinks();
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", base);
 	CHECK(system(cmd) == 0);

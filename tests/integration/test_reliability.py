@@ -270,6 +270,51 @@ def capacity(args):
             % said)
 
 
+def capacity_freed(args):
+    """A task whose cgroup found the slots full is counted as soon as one is freed: four slots
+    held by ten busy cgroups of ours (and the host's root), then a cgroup X whose two hogs on
+    CPU 0 find none; the ten end and are removed, their slots are given back, and X's threads
+    take one at their next switch. From then on X's row shows the hogs' one core, and no event
+    is dropped any more."""
+    with h.scratch_cgroup("capfree") as top:
+        cgroups = []
+        for i in range(10):
+            cgroups.append(os.path.join(top, "w%d" % i))
+            os.mkdir(cgroups[-1])
+        late = os.path.join(top, "x")
+        os.mkdir(late)
+        cgstat = h.Cgstat(args.cgstat, ["-f", "json", "-i", "0.25", "--max-cgroups", "4"])
+        loads = [h.Workload(args.workload, cg, "steady", 1.5, 2) for cg in cgroups]
+        time.sleep(0.5)
+        hogs = h.Workload(args.workload, late, "hogs", 4, 0)
+        for load in loads:
+            load.wait()
+        for cg in cgroups:
+            h.remove_cgroup_tree(cg)
+        hogs.wait()
+        h.settle()
+        code = cgstat.stop()
+        label = h.v2_label(late)
+    h.check(code == 0, "capacity freed: cgstat exit code %d" % code)
+    lines = h.read_json_lines(cgstat.stdout_path)
+    first = next((i for i, line in enumerate(lines) if label in line["containers"]), None)
+    h.check(first is not None and first > 0 and lines[first - 1]["droppedEvents"] > 0,
+            "capacity freed: X had no slot while the ten held them (first row in line %s of "
+            "%d, dropped before it %s)" % (first, len(lines),
+                                           lines[first - 1]["droppedEvents"] if first else None))
+    if not first:
+        return
+    rows = [line for line in lines[first + 1:] if label in line["containers"]][:-1]
+    cores = [line["containers"][label]["cpuCores"] for line in rows]
+    h.check(len(cores) >= 3 and all(0.9 <= c <= 1.02 for c in cores),
+            "capacity freed: X's two hogs on one CPU once it has a slot, cores per interval %s "
+            "(each 0.9 to 1.02, at least 3)" % cores)
+    drops = [line["droppedEvents"] for line in lines[first:]]
+    h.check(drops[0] == drops[-1],
+            "capacity freed: no event dropped once X has its slot (%d, then %d at the end)"
+            % (drops[0], drops[-1]))
+
+
 def whole_rows(name, path):
     """Every line of a CSV file ends in a newline and has the header's number of fields (an
     empty file has no line to break); returns the number of rows after the header."""
@@ -348,6 +393,7 @@ def main():
     thread_messaging(args)
     churn(args)
     capacity(args)
+    capacity_freed(args)
     full_filesystem(args)
     sigkill(args)
     h.done()

@@ -245,6 +245,8 @@ def restarted_within_interval(args):
     os.mkdir(path)
     try:
         cgstat = h.Cgstat(args.cgstat, ["-f", "json", "-i", "10"])
+        # the first interval starts at the baseline snapshot, just after "attached" is said
+        time.sleep(0.5)
         start = time.time()
         first = h.run_workload(args.workload, path, "steady", 1, 2)
         h.remove_cgroup_tree(path)

@@ -39,13 +39,19 @@ MEDIANS = {
     "run-queue over %d intervals" % WINDOW: 0.015,
 }
 OUTLIERS = 0.03
-# The kernel's run_delay sometimes takes in a sleeper's whole sleep (a second: seen twice in
-# ten minutes, an interval of 1,236 ms against cgstat's 232, and the off-CPU figure derived
-# from it 0.02 % low the same once), and where the hypervisor steals a vCPU for hundreds of ms
-# the waits in flight at a window's edge (in cgstat's figure, not yet in run_delay) reach
-# seconds; each such interval spoils the ten windows that hold it. Measured: 5.8 % of the
+# Where the hypervisor steals a vCPU for hundreds of ms, the waits in flight at a window's
+# edge (in cgstat's figure, not yet in run_delay) reach a second: measured 5.8 % of the
 # windows beyond 5 % in a local 10-minute run with 250 ms steal bursts.
 WINDOW_OUTLIERS = 0.10
+# The kernel's run_delay sometimes takes in a sleeper's whole sleep: one thread's run_delay
+# grows by about a second (its sleep) in one interval, where its real waits are microseconds
+# (an interval of 1,330 ms against cgstat's 316; six such in one 10-minute CI run, with the
+# off-CPU figure derived from it 0.02 % low the same once). The test finds them in its own
+# per-thread reading (a sleeper whose run_delay grew by more than TAKEN_SLEEP of the
+# interval), prints each, and leaves run-queue uncompared in that interval and the windows
+# that hold it; at most TAKEN_SLEEPS of the intervals may be such.
+TAKEN_SLEEP = 0.5
+TAKEN_SLEEPS = 0.02
 # The first lines are not compared: the first interval's window starts before the test's
 # first reading.
 SKIP = 1
@@ -90,6 +96,7 @@ def main():
     window = []
     lagged = [0]
     compared = [0]
+    taken = []  # intervals where a sleeper's run_delay took in its sleep
     with h.scratch_cgroup("long") as cg:
         work = subprocess.Popen([args.workload, "--cgroup", cg, "longrun", str(SECONDS + 10),
                                  str(SLEEPERS)], stdout=subprocess.PIPE)
@@ -118,6 +125,14 @@ def main():
             interval_ns = line["intervalMillis"] * 1e6
             scale = interval_ns / ((t1 - t0) * 1e9)
             both = [t for t in b if t in a]
+            grew, grown_tid = max(((b[t][1] - a[t][1], t) for t in both if t not in busy),
+                                  default=(0, None))
+            if grew > TAKEN_SLEEP * interval_ns:
+                taken.append(compared[0])
+                print("      interval %d: sleeper %s's run_delay grew by %.3f ms: run-queue "
+                      "not compared in the windows that hold it"
+                      % (compared[0], grown_tid, grew / 1e6), flush=True)
+            spoiled = taken and compared[0] - taken[-1] < WINDOW
             exec_ns = scale * sum(b[t][0] - a[t][0] for t in both)
             delay_ns = scale * sum(b[t][1] - a[t][1] for t in both)
             pairs = {"on-CPU": (row["onCpuMillis"] * 1e6, scale * (u1 - u0)),
@@ -130,6 +145,8 @@ def main():
             window.append(pairs)
             del window[:-WINDOW]
             for name, (got, want) in pairs.items():
+                if spoiled and name == "run-queue":
+                    continue
                 errors.setdefault(name, []).append((got - want) / want)
                 if abs(got - want) > LIMITS[name] * want:
                     print("      interval %d: %s %.3f ms, kernel %.3f ms (stolen %.3f ms, "
@@ -150,6 +167,9 @@ def main():
                           lambda: thread_figures(cg, work.pid, busy), n, check_line=compare)
         work.kill()
         work.wait()
+    h.check(len(taken) <= TAKEN_SLEEPS * n,
+            "%d intervals where a sleeper's run_delay took in its sleep (at most %d): %s"
+            % (len(taken), TAKEN_SLEEPS * n, taken))
     h.check(compared[0] == n and lagged[0] <= MAX_LAGGED * n,
             "%d intervals over %.0f s, %d without a timely reading by the test (at most %d)"
             % (compared[0] - SKIP - 1, SECONDS, lagged[0], MAX_LAGGED * n))

@@ -2,12 +2,14 @@
 """What must hold whatever the workload, checked where users look first: the default mode (every
 cgroup) and the root cgroup with its kernel threads, idle and busy, beside a second cgstat.
 
-- All cgroups = the host: per interval, the on-CPU and stolen time summed over every row equals
-  the busy time /proc/stat gives (user+nice+system+irq+softirq+steal) over the same interval,
-  read by the test itself as each row arrives, within 1 % of the machine's capacity plus
-  /proc/stat's own resolution; the stolen time alone equals /proc/stat's steal within the same
-  bound (on a host that steals nothing, both are about 0); and no row, nor the sum, shows more
-  cores than there are CPUs.
+- All cgroups = the host: per interval, the on-CPU time summed over every row equals the busy
+  time /proc/stat gives less its steal (user+nice+system+irq+softirq: the kernel takes steal
+  out of each tick before it charges the rest) over the same interval, read by the test itself
+  as each row arrives, within 1 % of the machine's capacity plus /proc/stat's own resolution;
+  the stolen time summed over the rows is at most /proc/stat's steal (the same bound): steal
+  also comes while a CPU idles, in no task's time; and no row, nor the sum, shows more cores
+  than there are CPUs. So on-CPU + stolen is the busy time with steal (the issue's figure)
+  wherever a host steals only from running tasks.
 - The BPF side's own check that no CPU counts more than one task on CPU (inconsistencies) is 0
   in every line.
 - The root cgroup watched counts every task, kernel threads included, as the kernel does: its
@@ -97,28 +99,28 @@ def all_cgroups_equal_host(args, name, cpus, beside=None):
         scale = interval_ns / ((t1 - t0) * 1e9)
         host_ns = (busy1 - busy0) * scale
         steal_ns = (steal1 - steal0) * scale
-        error = (on_cpu_ns + stolen_ns - host_ns) / (NCPU * interval_ns)
+        error = (on_cpu_ns - (host_ns - steal_ns)) / (NCPU * interval_ns)
         worst = max(worst, abs(error))
-        whole_cgstat += (on_cpu_ns + stolen_ns) / interval_ns
-        whole_host += host_ns / interval_ns
+        whole_cgstat += on_cpu_ns / interval_ns
+        whole_host += (host_ns - steal_ns) / interval_ns
         h.check(on_cpu_ns <= NCPU * interval_ns * 1.001,
                 "%s: all rows sum to %.3f cores of %d" % (name, on_cpu_ns / interval_ns, NCPU))
         limit = CAPACITY_SHARE + PROC_STAT_RESOLUTION_NS / (NCPU * interval_ns)
         h.check(abs(error) <= limit,
-                "%s: all rows %.3f cores on CPU + %.3f stolen, /proc/stat busy %.3f cores: "
+                "%s: all rows %.3f cores on CPU, /proc/stat busy %.3f cores less steal %.3f: "
                 "%+.2f%% of capacity (limit %.2f%%)"
-                % (name, on_cpu_ns / interval_ns, stolen_ns / interval_ns,
-                   host_ns / interval_ns, 100 * error, 100 * limit))
+                % (name, on_cpu_ns / interval_ns, host_ns / interval_ns,
+                   steal_ns / interval_ns, 100 * error, 100 * limit))
         steal_error = (stolen_ns - steal_ns) / (NCPU * interval_ns)
-        h.check(abs(steal_error) <= limit,
+        h.check(steal_error <= limit,
                 "%s: all rows %.3f cores stolen, /proc/stat steal %.3f cores: %+.2f%% of "
-                "capacity (limit %.2f%%)" % (name, stolen_ns / interval_ns,
-                                             steal_ns / interval_ns, 100 * steal_error,
-                                             100 * limit))
+                "capacity (at most %+.2f%%)" % (name, stolen_ns / interval_ns,
+                                                steal_ns / interval_ns, 100 * steal_error,
+                                                100 * limit))
     n = max(len(got) - 1, 1)
     error = (whole_cgstat - whole_host) / n / NCPU
     h.check(abs(error) <= CAPACITY_SHARE,
-            "%s: over %d intervals all rows average %.4f cores on CPU or stolen, /proc/stat "
+            "%s: over %d intervals all rows average %.4f cores on CPU, /proc/stat less steal "
             "%.4f: %+.3f%% of "
             "capacity (limit %.1f%%; worst interval %.2f%%)"
             % (name, n, whole_cgstat / n, whole_host / n, 100 * error, 100 * CAPACITY_SHARE,

@@ -102,7 +102,7 @@ struct cpu_run {
 	__u64 task; /* the task's address; 0: none. Only probe-read, after its pid matches */
 	__u64 cgid; /* the cgroup slots is for: equal cgids have equal slot sets */
 	__u64 since;
-	__u64 runtime;  /* the task's se.sum_exec_runtime at its switch-in here */
+	__u64 runtime;	/* the task's se.sum_exec_runtime at its switch-in here */
 	__u64 untasked; /* this CPU's untasked time then: task_clock_untasked() */
 	__u32 pid;
 	__u32 gen; /* with cgid: which slots; equal (cgid, gen) pairs have equal slot sets */

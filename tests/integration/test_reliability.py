@@ -304,11 +304,19 @@ def capacity_freed(args):
                                            lines[first - 1]["droppedEvents"] if first else None))
     if not first:
         return
+    # The hogs are current on CPU 0 every moment, so on-CPU + stolen is one core of each
+    # interval's measured length; stolen time is on-CPU the hypervisor took (0.875 cores of
+    # on-CPU alone was seen in CI). An interval is never short by much: a miss reads ~0.
     rows = [line for line in lines[first + 1:] if label in line["containers"]][:-1]
-    cores = [line["containers"][label]["cpuCores"] for line in rows]
-    h.check(len(cores) >= 3 and all(0.9 <= c <= 1.02 for c in cores),
-            "capacity freed: X's two hogs on one CPU once it has a slot, cores per interval %s "
-            "(each 0.9 to 1.02, at least 3)" % cores)
+    current = [(line["containers"][label]["onCpuMillis"]
+                + line["containers"][label]["stolenMillis"], line["intervalMillis"])
+               for line in rows]
+    cores = ["%.3f" % (c / i) for c, i in current]
+    mean = sum(c for c, _ in current) / max(sum(i for _, i in current), 1e-9)
+    h.check(len(current) >= 3 and 0.98 <= mean <= 1.01 and all(c >= 0.85 * i for c, i in current),
+            "capacity freed: X's two hogs on one CPU once it has a slot: current %.3f cores over "
+            "%d intervals (0.98 to 1.01, at least 3), per interval %s (each at least 0.85)"
+            % (mean, len(current), cores))
     drops = [line["droppedEvents"] for line in lines[first:]]
     h.check(drops[0] == drops[-1],
             "capacity freed: no event dropped once X has its slot (%d, then %d at the end)"

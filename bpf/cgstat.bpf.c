@@ -191,6 +191,14 @@ struct {
 	__type(value, struct cg_cpu_counters);
 } cpu_counters SEC(".maps");
 
+/* The slots a read of this CPU's perf counts goes to: see counted_slots() */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct slot_set);
+} charge_slots SEC(".maps");
+
 /* Each CPU's switches, to sample clock_offset every CLOCK_SYNC_EVERY of them. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -324,9 +332,9 @@ static __always_inline long counters_add(__u32 index, void *ctx)
 
 /*
  * Charge this CPU's perf counts since its last read to set, the slots of the task whose cgroup
- * ran since (NULL: the idle task or an untracked one; the counts are dropped).
+ * ran since (none: the idle task or an untracked one; the counts are dropped).
  */
-static __always_inline void counters_charge(const struct slot_set *set)
+static __always_inline void counters_charge(const struct slot_set *set, __u64 now)
 {
 	__u32 zero = 0, cpu = bpf_get_smp_processor_id(), e;
 	struct counters_visit c = {};
@@ -351,6 +359,7 @@ static __always_inline void counters_charge(const struct slot_set *set)
 		if (last->d_running[e] < last->d_enabled[e])
 			multiplexed = 1;
 	}
+	last->read_at = now;
 	c.read = last;
 	if (set)
 		for_each_slot(set, counters_add, &c);
@@ -843,28 +852,37 @@ static __always_inline __u64 prev_came(const struct cpu_run *run, struct task_st
  * where tracepoints are not delivered, e.g. for tasks a hypervisor's agent hides). The record's
  * task is taken off when it left, and prev counted on CPU from when it came.
  */
-static __always_inline void switch_repair(struct cpu_run *run, struct task_struct *prev,
-					  const struct task_state *prev_ts, struct switch_out *out,
-					  __u64 now)
-{
-	__u64 left = now, came;
+struct repair {
+	__u64 left; /* when the record's task left */
+	__u64 came; /* when prev came */
+};
 
-	/* 0: nothing switched in here since attach; the seeding program had not run yet */
+static __always_inline void repair_bounds(const struct cpu_run *run, struct task_struct *prev,
+					  const struct task_state *prev_ts,
+					  const struct switch_out *out, __u64 now, struct repair *r)
+{
+	/* no task: nothing switched in here since attach; the seeding program had not run yet */
+	r->left = run->task ? run_left(run, now) : now;
+	if (r->left > out->left)
+		r->left = out->left;
+	if (run->task && r->left < run->since)
+		r->left = run->since;
+	r->came = prev_came(run, prev, r->left);
+	if (r->came > out->left)
+		r->came = out->left;
+	if (prev_ts && out->from < CG_NR_STATES && r->came < out->since)
+		r->came = out->since;
+}
+
+static __always_inline void switch_repair(struct cpu_run *run, const struct task_state *prev_ts,
+					  struct switch_out *out, const struct repair *r)
+{
+	__u64 left = r->left, came = r->came;
+
 	if (run->task) {
-		left = run_left(run, now);
 		__sync_fetch_and_add(&missed_switches, 1);
-	}
-	if (left > out->left)
-		left = out->left;
-	if (run->task && left < run->since)
-		left = run->since;
-	came = prev_came(run, prev, left);
-	if (came > out->left)
-		came = out->left;
-	if (prev_ts && out->from < CG_NR_STATES && came < out->since)
-		came = out->since;
-	if (run->task)
 		slots_move(&run->slots, CG_ONCPU, CG_NR_STATES, left, false);
+	}
 	if (prev_ts) {
 		slots_move(&prev_ts->slots, out->from, CG_ONCPU, came, false);
 		out->from = CG_ONCPU;
@@ -899,6 +917,46 @@ static __always_inline long slot_stolen(__u32 index, void *ctx)
 	return 0;
 }
 
+/*
+ * The slots this CPU's perf counts since their last read go to: the record's; or, at a switch
+ * the kernel did not report (r), those of whichever ran longer since that read, the record's
+ * task (to when it left) or prev (from when it came). Charging the stale record's slots once
+ * sent half of a run's page faults to another cgroup. Always one per-CPU copy, so that the
+ * verifier follows one kind of pointer (two cost it seconds at load).
+ */
+static __always_inline const struct slot_set *counted_slots(const struct cpu_run *run,
+							    const struct task_state *prev_ts,
+							    const struct repair *r, __u64 now)
+{
+	const struct cg_cpu_counters *last;
+	__u64 before = 0, after = 0, from;
+	struct slot_set *to;
+	__u32 zero = 0;
+
+	to = bpf_map_lookup_elem(&charge_slots, &zero);
+	last = bpf_map_lookup_elem(&cpu_counters, &zero);
+	if (!to || !last)
+		return NULL;
+	if (r) {
+		if ((__s64)(r->left - last->read_at) > 0)
+			before = r->left - last->read_at;
+		from = r->came > last->read_at ? r->came : last->read_at;
+		if ((__s64)(now - from) > 0)
+			after = now - from;
+	}
+	if (r && after > before) {
+		if (prev_ts)
+			*to = prev_ts->slots;
+		else
+			to->nslots = 0;
+	} else if (run->task) {
+		*to = run->slots;
+	} else {
+		to->nslots = 0;
+	}
+	return to;
+}
+
 /* Record next as the task this CPU counts on CPU, in the slots of next_ts (NULL: none). */
 static __always_inline void run_record(struct cpu_run *run, struct task_struct *next,
 				       const struct task_state *next_ts, __u64 now, __u64 untasked)
@@ -928,7 +986,9 @@ int BPF_PROG(cg_sched_switch, bool preempt, struct task_struct *prev, struct tas
 	struct task_state *prev_ts = NULL, *next_ts = NULL;
 	struct switch_out out = { .from = CG_NR_STATES, .to = CG_NR_STATES };
 	struct switch_in in = { .from = CG_NR_STATES };
+	struct repair repair = {};
 	struct stolen_visit stolen;
+	bool repaired;
 	struct cpu_run *run;
 	__u32 zero = 0;
 	__u64 now, untasked;
@@ -951,8 +1011,11 @@ int BPF_PROG(cg_sched_switch, bool preempt, struct task_struct *prev, struct tas
 	 * cgroups are known here already, so this needs no cgroup-switches event of its own, and
 	 * it follows the v2 hierarchy even where perf_event is a v1 controller.
 	 */
-	if (nr_perf_events && run->cgid != ts_cgid(next_ts))
-		counters_charge(run->task ? &run->slots : NULL);
+	repaired = run->task != (__u64)prev;
+	if (repaired)
+		repair_bounds(run, prev, prev_ts, &out, now, &repair);
+	if (nr_perf_events && (repaired || run->cgid != ts_cgid(next_ts)))
+		counters_charge(counted_slots(run, prev_ts, repaired ? &repair : NULL, now), now);
 
 	if (run->task == (__u64)prev && out.left < run->since)
 		out.left = run->since;
@@ -969,8 +1032,8 @@ int BPF_PROG(cg_sched_switch, bool preempt, struct task_struct *prev, struct tas
 	    prev_ts->gen == next_ts->gen) {
 		slots_switch(&prev_ts->slots, &out, &in, now);
 	} else {
-		if (run->task != (__u64)prev)
-			switch_repair(run, prev, prev_ts, &out, now);
+		if (repaired)
+			switch_repair(run, prev_ts, &out, &repair);
 		else if (prev_ts && run_slots_are(run, prev_ts) && out.from == CG_NR_STATES)
 			/* the record counts prev in prev's own slots: release it in prev's pass */
 			out.from = CG_ONCPU;
@@ -1306,9 +1369,14 @@ int cg_snapshot(struct bpf_raw_tracepoint_args *ctx)
 	c.now = snapshot_now;
 
 	run = bpf_map_lookup_elem(&cpu_runs, &zero);
-	/* the counts of the cgroup running on this CPU now belong to this interval */
-	if (nr_perf_events && run && c.cpu == CG_THIS_CPU)
-		counters_charge(run->task ? &run->slots : NULL);
+	/*
+	 * The counts of the cgroup running on this CPU now belong to this interval; but where the
+	 * record is not the task on CPU (a switch the kernel did not report brought it), whose
+	 * they are is known only at its switch-out (see counted_slots()).
+	 */
+	if (nr_perf_events && run && c.cpu == CG_THIS_CPU &&
+	    (run->task == (__u64)current || !current->pid))
+		counters_charge(counted_slots(run, NULL, NULL, c.now), c.now);
 	if (run && c.cpu == CG_THIS_CPU) {
 		task_clock_untasked(current, &untasked);
 		run_idle_repair(run, current, c.now, untasked);

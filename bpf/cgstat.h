@@ -102,6 +102,7 @@ struct cg_cpu_counters {
 	__u64 d_count[CG_MAX_EVENTS];
 	__u64 d_enabled[CG_MAX_EVENTS];
 	__u64 d_running[CG_MAX_EVENTS];
+	__u64 read_at; /* when they were last read, on cgstat's clock */
 };
 
 /* A cgroup directory's name, NAME_MAX and its NUL. */

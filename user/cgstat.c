@@ -549,6 +549,10 @@ static int run_loop(struct run *r)
 	drain__baseline(r->drain, snap, nr_slots);
 	host_sampler__sample(r->host, clock_ns(CLOCK_MONOTONIC), &(struct cg_host){});
 	start_mono = last_mono = clock_ns(CLOCK_MONOTONIC);
+	/* said once counting has begun: what starts after this line is in the rows */
+	if (r->opts->verbose)
+		fprintf(stderr, "cgstat: attached, watching %s\n",
+			r->watched->nr ? "the given cgroups" : "every cgroup");
 	start_ms = clock_ns(CLOCK_REALTIME) / NSEC_PER_MSEC;
 	if (r->opts->duration_ns)
 		end = start_mono + r->opts->duration_ns;
@@ -675,10 +679,6 @@ int main(int argc, char **argv)
 		fprintf(stderr, "cgstat: cannot drop privileges: %s\n", strerror(-err));
 		goto out;
 	}
-	if (opts.verbose)
-		fprintf(stderr, "cgstat: attached, watching %s\n",
-			watched.nr ? "the given cgroups" : "every cgroup");
-
 	status = run_loop(&r) ? 1 : 0;
 out:
 	drain__free(r.drain);

@@ -13,10 +13,18 @@
 # a cgroup id per slot in use), the rows of sched-stats.csv so far. At the end a
 # verdict compares the RSS at 2 minutes (the first line, if the run is shorter) with the
 # final one, and after the churn stops looks for removed cgroups left in cgroup_slots; exit 0
-# when the RSS grew by at most 5 % or 1024 kB, no removed cgroup was left and cgstat exited 0.
+# when the RSS grew by at most 5 % or 1024 kB, no removed cgroup was left, cgstat exited 0, no
+# event was dropped and no inconsistency counted (the summary), and sched-stats.csv has a row
+# for every interval (cgstat's own cgroup runs in each, so a missing second is a gap).
+# DURATION is at least 180 s: the baseline is taken at 2 minutes, past the start's growth, and
+# a verdict needs a minute after it.
 set -euo pipefail
 
 duration=${1:?usage: tests/soak.sh DURATION_SECONDS}
+if [ "$duration" -lt 180 ]; then
+	echo "soak: $duration s is too short to judge: at least 180 (the baseline is at 120 s)" >&2
+	exit 2
+fi
 root=$(cd "$(dirname "$0")/.." && pwd)
 cgstat=${CGSTAT:-$root/build/cgstat}
 workload=${WORKLOAD:-$root/build/tests/workload}
@@ -204,15 +212,25 @@ cgstat_pid=
 
 growth=$((rss_last - base))
 limit=$((base / 20 > 1024 ? base / 20 : 1024))
-dropped=$(grep -o '"droppedEvents": *[0-9]*' "$out/container-summary.json" |
-	grep -o '[0-9]*$' || true)
-if [ "$growth" -le "$limit" ] && [ "$status" -eq 0 ] && [ -z "$stale" ]; then
+summary_figure() {
+	python3 -c 'import json, sys; print(json.load(open(sys.argv[1])).get(sys.argv[2], "?"))' \
+		"$out/container-summary.json" "$1" 2>/dev/null || echo "?"
+}
+dropped=$(summary_figure droppedEvents)
+inconsistent=$(summary_figure inconsistencies)
+# intervals (1 s) whose end is more than 1.5 s after the previous one's
+gaps=$(python3 -c '
+import csv, sys
+ends = sorted({int(r["epochMillis"]) for r in csv.DictReader(open(sys.argv[1]))})
+print(sum(1 for a, b in zip(ends, ends[1:]) if b - a > 1500))' "$out/sched-stats.csv")
+if [ "$growth" -le "$limit" ] && [ "$status" -eq 0 ] && [ -z "$stale" ] &&
+	[ "$dropped" = 0 ] && [ "$inconsistent" = 0 ] && [ "$gaps" = 0 ]; then
 	verdict=PASS
 else
 	verdict=FAIL
 fi
 echo "soak: $verdict: RSS $base kB at $base_at s, $rss_last kB at the end ($growth kB," \
 	"limit $limit kB); cgstat exit $status;" \
-	"removed cgroups left in cgroup_slots:${stale:- none}; droppedEvents ${dropped:-?};" \
-	"rows $(rows)"
+	"removed cgroups left in cgroup_slots:${stale:- none}; droppedEvents $dropped;" \
+	"inconsistencies $inconsistent; gaps in sched-stats.csv $gaps; rows $(rows)"
 [ "$verdict" = PASS ]

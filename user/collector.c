@@ -24,9 +24,13 @@ struct collector {
 
 static bool libbpf_verbose;
 
+/*
+ * libbpf's warnings always; with -vv everything it says, its debug messages too, as
+ * libbpf-tools' -v does (its info level alone says next to nothing on a normal load).
+ */
 static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list args)
 {
-	if (level == LIBBPF_DEBUG || (level == LIBBPF_INFO && !libbpf_verbose))
+	if (level != LIBBPF_WARN && !libbpf_verbose)
 		return 0;
 	return vfprintf(stderr, fmt, args);
 }

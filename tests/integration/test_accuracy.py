@@ -1,16 +1,27 @@
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-"""cgstat's per-cgroup totals against the kernel's own per-task accounting, for workloads of
-known shape run in a scratch cgroup: switches and migrations within 2 %, on-CPU and run-queue
-time within 5 % of /proc/TID/schedstat, and off-CPU time within 5 % of what the kernel's
-figures leave of each thread's life (alive - sum_exec_runtime - run_delay), as sleep for a
-sleeper and as blocked time for a vfork parent, whose every wait is in D. cgstat reads the
-scheduler's run-queue clock, as schedstat does, so even sub-microsecond waits compare."""
+"""cgstat's per-cgroup totals against the kernel's own accounting, for workloads of known
+shape run in a scratch cgroup: switches, run-queue waits and migrations exactly, give or take
+what the workload does after its last reading (harness.final_counts: one-sided, sized from the
+workload's exit); on-CPU time against the cgroup's cpu.stat; run-queue time against
+/proc/TID/schedstat; and off-CPU time (with stolen time) against what the kernel's figures leave
+of each thread's life (alive - sum_exec_runtime - run_delay), as sleep for a sleeper and as
+blocked time for a vfork parent, whose every wait is in D. cgstat reads the scheduler's
+run-queue clock, as schedstat does, so even sub-microsecond waits compare. The limits are in
+docs/metrics.md ("How exact") with the errors seen."""
 
 import harness as h
 
-SWITCHES = 0.02
-MIGRATIONS = 0.02
-TIME = 0.05
+# Limits, each about three times the largest error seen over repeated runs here (the runs and
+# their errors are in docs/metrics.md, "How exact"). The counts have none: they are checked
+# exactly, give or take what the workload does after its last reading (harness.final_counts).
+# Against schedstat run_delay: +0.008 to +0.15 % for the ping-pong and the hogs in 20 runs.
+RUNQ = 0.005
+# The steady shape (4 threads on 2 CPUs that sleep) read up to 2.2 % below run_delay in 20 runs,
+# and its off-CPU time about as much above, as if run_delay took in part of some sleeps (likely
+# EEVDF's delayed dequeue, which keeps a sleeping task queued; not confirmed: docs/metrics.md).
+RUNQ_SLEEPERS = 0.065
+# Against what the kernel's figures leave of each thread's life: up to +0.58 % in 20 runs.
+OFFCPU = 0.02
 # The median wait against the kernel's mean wait. The hogs' waits are all one time slice: the
 # two agree to the histogram's bucket width (12.5 %). The ping-pong's are sub-microsecond with
 # a tail (an interrupt, a preemption) that raises the mean alone: its median was 0.65 to 0.76
@@ -20,48 +31,42 @@ PINGPONG_MEDIAN = (0.4, 1.15)
 
 
 def measure(args, shape, *shape_args):
-    """Run one workload shape in its own watched cgroup; cgstat's totals and the kernel's.
-    The run's summary of the cgroup goes in the totals as "summary"."""
+    """Run one workload shape in its own watched cgroup; cgstat's totals, the kernel's report,
+    and the cgroup's CPU time from cpu.stat once the workload has ended (the cgroup is new, so
+    that is all of it). The run's summary of the cgroup goes in the totals as "summary"."""
     with h.scratch_cgroup(shape) as cg:
-        cgstat = h.Cgstat(args.cgstat, ["-q", "-i", "0.5", "-c", "w=" + cg])
+        cgstat = h.Cgstat(args.cgstat, ["-f", "json", "-i", "0.5", "-c", "w=" + cg])
         report = h.run_workload(args.workload, cg, shape, *shape_args)
         h.settle()
         code = cgstat.stop()
+        usage_ms = h.cgroup_usage_ms(cg)
         h.check(code == 0, "%s: cgstat exit code %d" % (shape, code))
         got = h.sched_totals(cgstat.rows("sched-stats.csv"), "w")
         got["summary"] = cgstat.summary()["containers"]["w"]
-        return got, h.kernel_totals(report), report
+        # stolen time is in the JSON stream only (not a Pulsar column)
+        got["stolenMillis"] = sum(line["containers"].get("w", {}).get("stolenMillis", 0)
+                                  for line in h.read_json_lines(cgstat.stdout_path))
+        return got, report, usage_ms
 
 
-def check_switches(shape, got, want, report):
-    tail = h.exit_tail(report)
-    h.check_count(shape + " voluntary switches", got["voluntarySwitches"], want["nvcsw"],
-                  SWITCHES, tail)
-    h.check_count(shape + " involuntary switches", got["involuntarySwitches"], want["nivcsw"],
-                  SWITCHES, tail)
+def check_cpu(shape, got, usage_ms, report):
+    h.check_cpu_stat(shape + " on-CPU", got["onCpuMillis"], usage_ms, [report])
 
 
-def check_cpu(shape, got, want):
-    h.check_close(shape + " on-CPU ms", got["onCpuMillis"], want["exec_ns"] / 1e6, TIME)
+def check_runq(shape, got, report, limit=RUNQ):
+    want, _, most, why = h.final_counts(report)["run_delay_ns"]
+    h.check_time(shape + " run-queue wait ms", got["runqWaitMillis"], want / 1e6, limit,
+                 most / 1e6, why)
 
 
-# The waits of the exit tail (threads leaving the park barrier and exiting after the workload
-# read the kernel's figures) count in cgstat only; cgstat's excess of waits over pcount says how
-# many there were. On this shared 2-CPU VM one of them once took 10 ms: 5 % of a ping-pong's
-# run-queue time. Each is allowed this much, and only above the kernel's figure.
-TAIL_WAIT_MS = 5
-
-
-def check_runq(shape, got, want):
-    extra = max(0, got["runqWaits"] - want["pcount"])
-    kernel_ms = want["run_delay_ns"] / 1e6
-    excess = got["runqWaitMillis"] - kernel_ms
-    slack = extra * TAIL_WAIT_MS
-    ok = abs(excess) <= TIME * kernel_ms or 0 <= excess <= TIME * kernel_ms + slack
-    h.check(ok, "%s run-queue wait ms: cgstat %.6g, kernel %.6g, error %.2f%% (limit %.1f%%, and"
-            " %d ms above it for %d exit-tail waits)" % (shape, got["runqWaitMillis"], kernel_ms,
-                                                         100 * excess / kernel_ms, 100 * TIME,
-                                                         slack, extra))
+def check_off_cpu(shape, got, report):
+    """What the kernel's figures leave of a thread's life, less its time on CPU and waiting,
+    holds the time the hypervisor stole while the thread was current too: sum_exec_runtime
+    leaves it out. cgstat counts that as stolen."""
+    want, _, most, why = h.final_counts(report)["off_cpu_ns"]
+    h.check_time(shape + " off-CPU + stolen ms",
+                 got["offCpuSleepMillis"] + got["offCpuBlockedMillis"] + got["stolenMillis"],
+                 want / 1e6, OFFCPU, most / 1e6, why)
 
 
 def check_runq_median(shape, got, want, bounds):
@@ -77,71 +82,93 @@ def check_runq_median(shape, got, want, bounds):
             "%s: median %s <= p99 %s <= max %s us" % (shape, p50, p99, top))
 
 
-def check_cpu_and_runq(shape, got, want):
-    h.check_close(shape + " on-CPU + run-queue ms", got["onCpuMillis"] + got["runqWaitMillis"],
-                  (want["exec_ns"] + want["run_delay_ns"]) / 1e6, TIME)
+# The 99th percentile of the slices shape's waits, against the spinner's mean wait in the
+# kernel's figures (run_delay / pcount, 3.87 to 4.06 ms): about half the waits are one slice
+# each, so the 99th percentile is at least that slice less the histogram's bucket width
+# (6.25 %); a few waits stretched by other work (up to 19.6 ms seen) leave it at most twice the
+# slice while they are under 1 %.
+P99_OF_SLICE = (0.9375, 2.0)
 
+
+def check_runq_tail(shape, got, report):
+    """p99 and max against the slice the spinning thread waits, from the kernel's figures."""
+    spinner = max((t for tid, t in report["threads"].items() if int(tid) != report["pid"]),
+                  key=lambda t: t["run_delay_ns"])
+    slice_us = spinner["run_delay_ns"] / max(spinner["pcount"], 1) / 1e3
+    p99, top = got["summary"].get("runqP99Micros"), got["summary"].get("runqMaxMicros")
+    h.check(p99 is not None and
+            P99_OF_SLICE[0] * slice_us <= p99 <= P99_OF_SLICE[1] * slice_us,
+            "%s: run-queue p99 %s us against the spinner's mean wait %.1f us (%.4g to %.4g of "
+            "it)" % (shape, p99, slice_us, P99_OF_SLICE[0], P99_OF_SLICE[1]))
+    h.check(top is not None and p99 is not None and top >= p99 and
+            top >= P99_OF_SLICE[0] * slice_us,
+            "%s: run-queue max %s us, at least the p99 and the spinner's mean wait %.1f us (the "
+            "longest wait is at least the mean)" % (shape, top, slice_us))
 
 
 def main():
     args = h.parse_args()
 
     # pinned pipe ping-pong: two switches per round trip, sub-microsecond waits
-    got, want, report = measure(args, "pingpong", 100000, 0)
-    check_switches("pingpong", got, want, report)
-    check_cpu("pingpong", got, want)
-    check_runq("pingpong", got, want)
-    h.check_count("pingpong run-queue waits vs schedstat pcount", got["runqWaits"],
-                  want["pcount"], SWITCHES, h.exit_tail(report))
-    check_runq_median("pingpong", got, want, PINGPONG_MEDIAN)
+    got, report, usage = measure(args, "pingpong", 100000, 0)
+    h.check_final_counts("pingpong", got, report, ("voluntary", "involuntary", "waits"))
+    check_cpu("pingpong", got, usage, report)
+    check_runq("pingpong", got, report)
+    check_runq_median("pingpong", got, h.kernel_totals(report), PINGPONG_MEDIAN)
     h.check(got["voluntarySwitches"] + got["involuntarySwitches"] >= 200000,
             "pingpong: at least two switches per round trip (%d)"
             % (got["voluntarySwitches"] + got["involuntarySwitches"]))
 
     # two hogs sharing one CPU: involuntary switches, run-queue wait ~ on-CPU time
-    got, want, report = measure(args, "hogs", 2, 1)
-    check_switches("hogs", got, want, report)
-    check_cpu("hogs", got, want)
-    check_runq("hogs", got, want)
-    check_runq_median("hogs", got, want, HOGS_MEDIAN)
+    got, report, usage = measure(args, "hogs", 2, 1)
+    h.check_final_counts("hogs", got, report, ("voluntary", "involuntary", "waits"))
+    check_cpu("hogs", got, usage, report)
+    check_runq("hogs", got, report)
+    check_runq_median("hogs", got, h.kernel_totals(report), HOGS_MEDIAN)
+
+    # a known wait distribution: on CPU 0 a SCHED_FIFO thread runs 4 ms in 10 and preempts a
+    # spinning one, whose every wait is that 4 ms slice; the first's waits are sub-microsecond
+    got, report, usage = measure(args, "slices", 2)
+    h.check_final_counts("slices", got, report, ("voluntary", "waits"))
+    check_cpu("slices", got, usage, report)
+    check_runq_tail("slices", got, report)
 
     # a sleeper: off-CPU sleep, every wakeup onto an idle CPU
-    got, want, report = measure(args, "sleeper", 2)
-    check_switches("sleeper", got, want, report)
-    check_cpu("sleeper", got, want)
-    # its waits add up to under a millisecond on a quiet machine, where a third of a
-    # microsecond a wait is 15 %: the sum with on-CPU time is what is checked
-    check_cpu_and_runq("sleeper", got, want)
-    h.check_close("sleeper off-CPU sleep ms", got["offCpuSleepMillis"],
-                  want["off_cpu_ns"] / 1e6, TIME)
+    got, report, usage = measure(args, "sleeper", 2)
+    h.check_final_counts("sleeper", got, report, ("voluntary", "involuntary", "waits"))
+    check_cpu("sleeper", got, usage, report)
+    # its waits add up to under a millisecond on a quiet machine: a third of a microsecond a
+    # wait is 15 %, which no relative limit on so small a sum can tell from a real error; the
+    # count of waits is exact above
+    check_off_cpu("sleeper", got, report)
     h.check(got["offCpuBlockedMillis"] < 0.01 * got["offCpuSleepMillis"],
             "sleeper: no blocked time (%.3f ms)" % got["offCpuBlockedMillis"])
 
     # a vfork parent waits in D while each child sleeps 20 ms
-    got, want, report = measure(args, "vfork", 2)
-    check_switches("vfork", got, want, report)
+    got, report, usage = measure(args, "vfork", 2)
+    h.check_final_counts("vfork", got, report)
+    check_cpu("vfork", got, usage, report)
     parent = [t for tid, t in report["threads"].items() if int(tid) != report["pid"]][0]
-    h.check_close("vfork off-CPU blocked ms", got["offCpuBlockedMillis"],
-                  h.thread_off_cpu_ns(parent) / 1e6, TIME)
+    # the parent's off-CPU time at the report is its D waits and its sleeps in the park
+    # barriers, which last microseconds; the release barrier's sleep after the report is S
+    h.check_time("vfork off-CPU blocked ms", got["offCpuBlockedMillis"],
+                 h.thread_off_cpu_ns(parent) / 1e6, OFFCPU)
 
     # an affinity hopper: one migration per hop
-    got, want, report = measure(args, "hopper", 400)
-    check_switches("hopper", got, want, report)
-    h.check_count("hopper migrations", got["migrations"], want["migrations"], MIGRATIONS,
-                  h.exit_tail(report))
+    got, report, usage = measure(args, "hopper", 400)
+    h.check_final_counts("hopper", got, report, ("voluntary", "involuntary", "migrations"))
     # the first hop may find the thread on its CPU already
-    h.check(want["migrations"] >= 399,
-            "hopper: the kernel saw a migration per hop (%d)" % want["migrations"])
+    h.check(h.kernel_totals(report)["migrations"] >= 399,
+            "hopper: the kernel saw a migration per hop (%d)"
+            % h.kernel_totals(report)["migrations"])
 
     # many threads on two CPUs: everything at once
-    got, want, report = measure(args, "steady", 2, 4)
-    check_switches("steady", got, want, report)
-    check_cpu("steady", got, want)
-    check_runq("steady", got, want)
-    h.check_count("steady migrations", got["migrations"], want["migrations"], MIGRATIONS,
-                  h.exit_tail(report))
-    h.check_close("steady off-CPU ms", got["offCpuSleepMillis"] + got["offCpuBlockedMillis"],
-                  want["off_cpu_ns"] / 1e6, TIME)
+    got, report, usage = measure(args, "steady", 2, 4)
+    h.check_final_counts("steady", got, report, ("voluntary", "involuntary", "waits",
+                                                 "migrations"))
+    check_cpu("steady", got, usage, report)
+    check_runq("steady", got, report, RUNQ_SLEEPERS)
+    check_off_cpu("steady", got, report)
     h.done()
 
 

@@ -193,20 +193,17 @@ def beside_second_cgstat(args):
         report = h.run_workload(args.workload, cg, "pingpong", 100000, 0)
         h.settle()
         code_one, code_other = one.stop(), other.stop()
+        usage_ms = h.cgroup_usage_ms(cg)
         h.check(code_one == 0 and code_other == 0,
                 "two cgstats: exit codes %d and %d" % (code_one, code_other))
-        want = h.kernel_totals(report)
         label = h.v2_label(cg)
         for who, cgstat, container in (("watching it", one, "w"),
                                        ("watching all", other, label)):
             got = h.sched_totals(cgstat.rows("sched-stats.csv"), container)
-            h.check_close("beside another cgstat, the one %s: on-CPU ms" % who,
-                          got["onCpuMillis"], want["exec_ns"] / 1e6, 0.01)
-            tail = h.exit_tail(report)
-            h.check(0 <= got["voluntarySwitches"] - want["nvcsw"] <= tail,
-                    "beside another cgstat, the one %s: voluntary switches %d, kernel %d "
-                    "(up to %d more for the exit)" % (who, got["voluntarySwitches"],
-                                                      want["nvcsw"], tail))
+            h.check_cpu_stat("beside another cgstat, the one %s: on-CPU" % who,
+                             got["onCpuMillis"], usage_ms, [report])
+            h.check_final_counts("beside another cgstat, the one %s:" % who, got, report,
+                                 ("voluntary", "involuntary", "waits"))
             summary = cgstat.summary()
             h.check(summary["inconsistencies"] == 0 and summary["droppedEvents"] == 0,
                     "beside another cgstat, the one %s: %d inconsistencies, %d dropped"
@@ -221,19 +218,21 @@ def restarted_service(args):
     try:
         cgstat = h.Cgstat(args.cgstat, ["-q", "-i", "0.5", "-c", "svc=" + path])
         first = h.run_workload(args.workload, path, "steady", 1, 2)
+        usage_ms = h.cgroup_usage_ms(path)
         h.remove_cgroup_tree(path)
         os.mkdir(path)
-        time.sleep(1.2)  # an interval ends, and cgstat finds the new cgroup
+        # cgstat finds the new cgroup at the end of an interval
+        cgstat.wait_intervals(time.time() * 1000, 1)
         second = h.run_workload(args.workload, path, "steady", 1, 2)
         h.settle()
         code = cgstat.stop()
+        usage_ms += h.cgroup_usage_ms(path)
     finally:
         h.remove_cgroup_tree(path)
     h.check(code == 0, "restart: cgstat exit code %d" % code)
     got = h.sched_totals(cgstat.rows("sched-stats.csv"), "svc")
-    want = h.add_reports(first, second)
-    h.check_close("restart: on-CPU ms of both lives of the cgroup", got["onCpuMillis"],
-                  want["exec_ns"] / 1e6, 0.01)
+    h.check_cpu_stat("restart: on-CPU of both lives of the cgroup", got["onCpuMillis"],
+                     usage_ms, [first, second])
     said = [line for line in cgstat.stderr_lines if "made again" in line]
     h.check(len(said) == 1, "restart: said once on stderr: %r" % said)
 
@@ -251,10 +250,12 @@ def restarted_within_interval(args):
         time.sleep(0.5)
         start = time.time()
         first = h.run_workload(args.workload, path, "steady", 1, 2)
+        usage_ms = h.cgroup_usage_ms(path)
         h.remove_cgroup_tree(path)
         os.mkdir(path)
         second = h.run_workload(args.workload, path, "steady", 1, 2)
         end = time.time()
+        usage_ms += h.cgroup_usage_ms(path)
         h.settle()
         code = cgstat.stop()
     finally:
@@ -278,45 +279,55 @@ def restarted_within_interval(args):
     h.check(len(holding) == 1 and label in holding[0]["containers"],
             "restart within an interval: both lives in one interval, with a row of %s" % label)
     got_ms = sum(line["containers"].get(label, {}).get("onCpuMillis", 0) for line in lines)
-    want = h.add_reports(first, second)
-    h.check_close("restart within an interval: on-CPU ms of both lives", got_ms,
-                  want["exec_ns"] / 1e6, 0.01)
+    h.check_cpu_stat("restart within an interval: on-CPU of both lives", got_ms, usage_ms,
+                     [first, second])
     h.check(label in summary["containers"],
             "restart within an interval: the summary has %s" % label)
 
 
 def moved_process(args):
-    """-p follows the process when it moves to another cgroup."""
+    """-p follows the process when it moves to another cgroup: from the interval after the
+    move, its rows hold what the kernel charged the new cgroup."""
     with h.scratch_cgroup("from") as src, h.scratch_cgroup("to") as dst:
-        work = subprocess.Popen([args.workload, "--cgroup", src, "steady", "3", "2"],
+        work = subprocess.Popen([args.workload, "--cgroup", src, "steady", "6", "2"],
                                 stdout=subprocess.PIPE)
         time.sleep(0.3)
         cgstat = h.Cgstat(args.cgstat, ["-q", "-i", "0.5", "-p", "w=%d" % work.pid])
-        time.sleep(1)
+        # two whole intervals in the old cgroup, counted where it was
+        cgstat.wait_intervals(time.time() * 1000, 2)
         with open(os.path.join(dst, "cgroup.procs"), "w") as f:
             f.write(str(work.pid))
         moved_ms = time.time() * 1000
-        report = json.loads(work.communicate(timeout=60)[0])
-        ended_ms = time.time() * 1000
+        report = h.parse_report(work.communicate(timeout=60)[0])
         h.settle()
         code = cgstat.stop()
+        usage_dst = h.cgroup_usage_ms(dst)
     h.check(code == 0, "moved: cgstat exit code %d" % code)
-    rows = cgstat.rows("sched-stats.csv")
-    # followed from the end of the interval the move happened in, up to the process's end
-    after = [r for r in rows if r["container"] == "w"
-             and moved_ms + 600 < float(r["epochMillis"]) < ended_ms - 100]
-    h.check(after and all(float(r["onCpuMillis"]) > 0 for r in after),
-            "moved: the process counts after its move: on-CPU ms %s"
-            % [r["onCpuMillis"] for r in after])
+    rows = [r for r in cgstat.rows("sched-stats.csv") if r["container"] == "w"]
+    # cgstat follows at the end of the interval the move happened in; the rows ending over
+    # 750 ms after the move began after it even when an interval runs late
+    after = [r for r in rows if float(r["epochMillis"]) > moved_ms + 750]
+    got_after = sum(float(r["onCpuMillis"]) for r in after)
+    # the steady threads run 40 % of the time: 0.8 cores, 400 ms an interval; those 750 ms
+    # span at most two intervals, that the rows after leave out of the new cgroup's usage
+    h.check(len(after) >= 2 and usage_dst - 800 <= got_after <= usage_dst * (1 + h.ONCPU),
+            "moved: %d rows after the move hold %.1f ms on CPU; the new cgroup's cpu.stat %.1f "
+            "ms, of which the 750 ms after the move may hold up to 800" % (len(after), got_after,
+                                                                         usage_dst))
     said = [line for line in cgstat.stderr_lines if "moved to" in line]
     h.check(len(said) == 1, "moved: said once on stderr: %r" % said)
     got = h.sched_totals(rows, "w")
     want_ms = h.kernel_totals(report)["exec_ns"] / 1e6
-    h.check(got["onCpuMillis"] <= want_ms * 1.001,
+    h.check(got["onCpuMillis"] <= want_ms * (1 + h.ONCPU),
             "moved: on-CPU %.1f ms of the process's %.1f ms: never more (it ran 0.3 s before "
             "cgstat, and up to an interval after its move before cgstat followed)"
             % (got["onCpuMillis"], want_ms))
 
+
+# A CPU that goes offline takes the thread it ran with it unswitched, and cgstat knows when it
+# left only within the CPU's last charged runtime: +0.17 to +0.93 % against cpu.stat here, and
+# +1.31 % once in the sanitizer build against the threads' own figures.
+HOTPLUG_ONCPU = 0.03
 
 CPU1_ONLINE = "/sys/devices/system/cpu/cpu1/online"
 
@@ -346,14 +357,11 @@ def cpu_hotplug(args):
         report = work.wait()
         h.settle()
         code = cgstat.stop()
+        usage_ms = h.cgroup_usage_ms(cg)
     h.check(code == 0, "hotplug: cgstat exit code %d" % code)
-    got, want = h.sched_totals(cgstat.rows("sched-stats.csv"), "w"), h.kernel_totals(report)
-    tail = h.exit_tail(report)
-    h.check(0 <= got["voluntarySwitches"] - want["nvcsw"] <= tail,
-            "hotplug: voluntary switches %d, kernel %d (up to %d more for the exit)"
-            % (got["voluntarySwitches"], want["nvcsw"], tail))
-    # 0.17-0.43 % in runs here, 1.31 % once in the sanitizer build: 2 %
-    h.check_close("hotplug: on-CPU ms", got["onCpuMillis"], want["exec_ns"] / 1e6, 0.02)
+    got = h.sched_totals(cgstat.rows("sched-stats.csv"), "w")
+    h.check_final_counts("hotplug:", got, report)
+    h.check_cpu_stat("hotplug: on-CPU", got["onCpuMillis"], usage_ms, [report], HOTPLUG_ONCPU)
     h.check(cgstat.summary()["inconsistencies"] == 0, "hotplug: no inconsistency")
 
 

@@ -5,13 +5,33 @@ event; the host sampler against /proc/stat and /proc/diskstats read by the test 
 
 import json
 import os
+import shutil
 import subprocess
 import tempfile
 import time
 
 import harness as h
 
-PERF = 0.03
+# Page faults and context switches: the same events of the same cgroup as perf stat -G, whose
+# window holds cgstat's while the cgroup is empty outside the workload: equal, exactly. Against
+# the kernel's minflt + majflt read in the workload, cgstat also has the faults of its exit
+# after the reading (printing, exiting): up to 24 seen in 3 runs here, 72 allowed.
+FAULT_TAIL = 72
+# On this VM the switches of some host agent's tasks are not reported (missedSwitches): the
+# counts of such a stretch are split by time between the task before it and the one after
+# (see counters_charge() in cgstat.bpf.c). Up to 57 of 40,000 faults (0.14 %) went astray so
+# in 40 runs here (before the split: 19,264).
+HIDDEN_SWITCHES = 0.005
+# task-clock against perf stat -G: 0.01 to 0.08 % in 3 runs here.
+TASK_CLOCK = 0.0025
+# Hardware counters against perf stat -G, where there is a PMU. Not measured: this VM has none.
+# Each tool multiplexes its own counters, so with more events than counters the two scale
+# different samples of the run.
+HARDWARE = 0.02
+HARDWARE_MULTIPLEXED = 0.10
+HARDWARE_EVENTS = ("cycles", "instructions", "cache-references", "cache-misses", "branches",
+                   "branch-misses", "bus-cycles", "ref-cycles", "L1-dcache-loads",
+                   "L1-dcache-load-misses")
 DEFAULT_COLUMNS = ("epochMillis,container,taskClockMillis,contextSwitches,cpuMigrations,"
                    "pageFaults,cycles,instructions,cacheReferences,cacheMisses,l1dLoadMisses,"
                    "branchMisses")
@@ -53,6 +73,47 @@ class PerfStat:
         return counts
 
 
+def hardware_support():
+    """{event: whether perf stat can count it here}, by perf's own try at each of
+    HARDWARE_EVENTS (this VM has no PMU: none)."""
+    out = subprocess.run(["perf", "stat", "-x,", "-e", ",".join(HARDWARE_EVENTS), "--", "true"],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, check=True)
+    support = dict.fromkeys(HARDWARE_EVENTS, False)
+    for line in out.stderr.decode(errors="replace").splitlines():
+        fields = line.split(",")
+        if len(fields) >= 3 and fields[2] in support:
+            support[fields[2]] = not fields[0].startswith("<")
+    return support
+
+
+def check_equal(name, got, want, why):
+    h.check_count(name, got, want, 0, 0, why)
+
+
+SAME_EVENTS = "the same events of the same cgroup; perf's window holds cgstat's"
+
+
+def check_faults(name, got, report, perf=None, moved_out=0):
+    """Page faults against perf stat -G (perf) or, without it, the kernel's minflt + majflt
+    that the workload read. cgstat counts the faults a task makes from its move into the
+    cgroup to its next switch in the cgroup it left, where perf's cgroup counters and the
+    kernel's per-task figures (read after the move) have them in the new one: the workload's
+    own moved_faults (see workload.c) may be missing here, and moved_out, those of a task
+    that moved from here to another cgroup, may be here too. Against the kernel, cgstat also
+    has the faults of the workload's exit after its reading."""
+    moved = report["moved_faults"]
+    want = perf if perf is not None else faults_of(report)
+    hidden = int(HIDDEN_SWITCHES * want)
+    why = ("%d faults of the move in, %d of a move out, %d of switches the kernel did not "
+           "report" % (moved, moved_out, hidden))
+    if perf is not None:
+        h.check_count(name + " vs perf stat -G", got, perf, -moved - hidden, moved_out + hidden,
+                      SAME_EVENTS + "; " + why)
+    else:
+        h.check_count(name + " vs the kernel's minflt+majflt", got, want, -moved - hidden,
+                      FAULT_TAIL + moved_out + hidden, why + ", and those of the workload's exit")
+
+
 def perf_totals(rows, container):
     total = {}
     for r in rows:
@@ -81,10 +142,12 @@ def workload_lines(workload, cgroup, *args):
     return [json.loads(line) for line in out.stdout.decode().splitlines() if line.strip()]
 
 
-def test_page_faults(args):
-    """Page faults of a workload of known shape: 20 rounds of 2000 fresh pages."""
+def test_page_faults(args, support):
+    """Page faults of a workload of known shape: 20 rounds of 2000 fresh pages; and, where
+    there is a PMU, cycles and instructions."""
+    hardware = [e for e in ("cycles", "instructions") if support[e]]
     with h.scratch_cgroup("faults") as cg:
-        perf = PerfStat(["page-faults", "context-switches", "task-clock"], [cg])
+        perf = PerfStat(["page-faults", "context-switches", "task-clock"] + hardware, [cg])
         cgstat = h.Cgstat(args.cgstat, ["-q", "-i", "0.5", "-c", "f=" + cg])
         report = h.run_workload(args.workload, cg, "faults", 2000, 20)
         h.settle()
@@ -96,20 +159,45 @@ def test_page_faults(args):
             header = f.readline().strip()
         h.check(header == DEFAULT_COLUMNS, "perf-stat.csv header: " + header)
         got = perf_totals(rows, "f")
-        h.check_close("faults page faults vs perf stat -G", got["pageFaults"],
-                      counts["page-faults"], PERF)
-        h.check_close("faults page faults vs the kernel's minflt+majflt", got["pageFaults"],
-                      faults_of(report), PERF)
+        check_faults("faults page faults", got["pageFaults"], report, counts["page-faults"])
+        check_faults("faults page faults", got["pageFaults"], report)
         h.check(faults_of(report) >= 40000,
                 "faults: the kernel counted at least one fault per page touched (%d)"
                 % faults_of(report))
-        h.check_close("faults context switches vs perf stat -G", got["contextSwitches"],
-                      counts["context-switches"], PERF)
-        h.check_close("faults task-clock ms vs perf stat -G", got["taskClockMillis"],
-                      counts["task-clock"], PERF)
-        for column in ("cycles", "instructions"):
-            h.check(got.get(column, "missing") is None,
-                    "faults: %s is empty here, where the VM has no PMU" % column)
+        check_equal("faults context switches vs perf stat -G", got["contextSwitches"],
+                    counts["context-switches"], SAME_EVENTS)
+        h.check_time("faults task-clock ms vs perf stat -G", got["taskClockMillis"],
+                     counts["task-clock"], TASK_CLOCK, below=h.moved_ms([report]),
+                     below_why="the move in")
+        for event, column in (("cycles", "cycles"), ("instructions", "instructions")):
+            if support[event]:
+                h.check_time("faults %s vs perf stat -G" % event, got[column] or 0,
+                             counts[event] or 0, HARDWARE)
+            else:
+                h.check(got.get(column, "missing") is None,
+                        "faults: %s is empty: SKIPPED against perf stat -G, no PMU here" % column)
+
+
+def test_multiplexed(args, support):
+    """More hardware events than the PMU has counters: each reads a scaled estimate, as perf
+    stat's does. Only where there is a PMU."""
+    events = [e for e in HARDWARE_EVENTS if support[e]]
+    if "instructions" not in events:
+        h.check(True, "SKIPPED: multiplexed hardware counters against perf stat -G not tested: "
+                "no PMU here")
+        return
+    with h.scratch_cgroup("mux") as cg:
+        perf = PerfStat(events, [cg])
+        cgstat = h.Cgstat(args.cgstat, ["-q", "-i", "0.5", "-e", ",".join(events),
+                                        "-c", "m=" + cg])
+        h.run_workload(args.workload, cg, "faults", 2000, 20)
+        h.settle()
+        code = cgstat.stop()
+        counts = perf.stop()[cg]
+    h.check(code == 0, "multiplexed: cgstat exit code %d" % code)
+    got = perf_totals(cgstat.rows("perf-stat.csv"), "m")
+    h.check_time("multiplexed: instructions of %d events vs perf stat -G" % len(events),
+                 got["instructions"] or 0, counts["instructions"] or 0, HARDWARE_MULTIPLEXED)
 
 
 def test_cross_cgroup(args):
@@ -123,25 +211,33 @@ def test_cross_cgroup(args):
         h.check(code == 0, "cross-cgroup: cgstat exit code %d" % code)
         counts = perf.stop()
         rows = cgstat.rows("perf-stat.csv")
-        for name, cg, report in (("a", a, parent), ("b", b, child)):
+        # b's side is forked in a, then moves itself to b
+        for name, cg, report, moved_out in (("a", a, parent, child["moved_faults"]),
+                                            ("b", b, child, 0)):
             got = perf_totals(rows, name)
-            h.check_close("xpingpong %s page faults vs perf stat -G" % name, got["pageFaults"],
-                          counts[cg]["page-faults"], PERF)
-            h.check_close("xpingpong %s page faults vs the kernel" % name, got["pageFaults"],
-                          faults_of(report), PERF)
+            check_faults("xpingpong %s page faults" % name, got["pageFaults"], report,
+                         counts[cg]["page-faults"], moved_out)
+            check_faults("xpingpong %s page faults" % name, got["pageFaults"], report,
+                         moved_out=moved_out)
             pages = 30000 if name == "a" else 60000
             h.check(faults_of(report) >= pages,
                     "xpingpong %s: a fault per page touched, %d pages (%d)"
                     % (name, pages, faults_of(report)))
-            h.check_close("xpingpong %s context switches vs perf stat -G" % name,
-                          got["contextSwitches"], counts[cg]["context-switches"], PERF)
+            check_equal("xpingpong %s context switches vs perf stat -G" % name,
+                        got["contextSwitches"], counts[cg]["context-switches"], SAME_EVENTS)
 
 
-def test_unsupported_event(args):
-    """An event list with a hardware event this VM cannot count: its column is empty, said
-    once on stderr, and the rest is intact."""
+def test_unsupported_event(args, support):
+    """An event list with a hardware event this machine cannot count: its column is empty,
+    said once on stderr, and the rest is intact."""
+    missing = [e for e in HARDWARE_EVENTS if not support[e]]
+    if not missing:
+        h.check(True, "SKIPPED: an unsupported hardware event not tested: this PMU counts all "
+                "of %s" % ",".join(HARDWARE_EVENTS))
+        return
+    event = missing[0]
     with h.scratch_cgroup("unsup") as cg:
-        cgstat = h.Cgstat(args.cgstat, ["-q", "-i", "0.5", "-e", "cycles,page-faults",
+        cgstat = h.Cgstat(args.cgstat, ["-q", "-i", "0.5", "-e", event + ",page-faults",
                                         "-c", "u=" + cg])
         report = h.run_workload(args.workload, cg, "faults", 1000, 10)
         h.settle()
@@ -149,65 +245,107 @@ def test_unsupported_event(args):
         h.check(code == 0, "unsupported event: cgstat exit code %d" % code)
         with open(os.path.join(cgstat.out_dir, "perf-stat.csv")) as f:
             header = f.readline().strip()
-        h.check(header == "epochMillis,container,cycles,pageFaults",
-                "-e cycles,page-faults: header " + header)
-        said = [line for line in cgstat.stderr_lines if "cycles" in line]
-        h.check(len(said) == 1, "cycles refused once on stderr: %r" % said)
+        columns = header.split(",")
+        column = columns[2] if len(columns) == 4 else None
+        h.check(columns[:2] == ["epochMillis", "container"] and columns[3:] == ["pageFaults"],
+                "-e %s,page-faults: header %s" % (event, header))
+        said = [line for line in cgstat.stderr_lines if event in line]
+        h.check(len(said) == 1, "%s refused once on stderr: %r" % (event, said))
         got = perf_totals(cgstat.rows("perf-stat.csv"), "u")
-        h.check(got["cycles"] is None, "cycles column empty")
-        h.check_close("page faults beside the unsupported event", got["pageFaults"],
-                      faults_of(report), PERF)
+        h.check(column and got.get(column, "missing") is None, "%s column empty" % column)
+        check_faults("page faults beside the unsupported event", got["pageFaults"], report)
 
 
-def read_proc_stat():
+def read_host():
+    """The test's own reading of what host-io.csv reports: /proc/stat's CPU line (user, nice,
+    system, idle, iowait, irq, softirq, steal) and, per disk, /proc/diskstats' sectors read,
+    sectors written and milliseconds with I/O in flight; and when (time.monotonic())."""
     with open("/proc/stat") as f:
         cpu = [int(x) for x in f.readline().split()[1:9]]
-    return cpu
+    disks = {}
+    with open("/proc/diskstats") as f:
+        for line in f:
+            fields = line.split()
+            disks[fields[2]] = (int(fields[5]), int(fields[9]), int(fields[12]))
+    return cpu, disks, time.monotonic()
+
+
+# Points of percentage, and a share of the MB moved: the test's window and cgstat's differ
+# by cgstat's exit (milliseconds) and the clocks' reading times.
+# (up to 0.08 points and 0.22 % in 3 runs here)
+HOST_POINTS = 1
+HOST_MB = 0.007
 
 
 def test_host(args):
-    """host-io.csv against the test's own reading of /proc/stat and /proc/diskstats over the
-    run, with a known amount of direct I/O written."""
-    cg_dir = tempfile.mkdtemp(prefix="cgstat-hostio-", dir="/var/tmp")
-    data = os.path.join(cg_dir, "data")
-    cgstat = h.Cgstat(args.cgstat, ["-q", "-i", "0.5", "--no-perf"])
-    before = read_proc_stat()
-    t0 = time.monotonic()
-    subprocess.run(["dd", "if=/dev/zero", "of=" + data, "bs=1M", "count=64", "oflag=direct",
-                    "status=none"], check=True)
-    time.sleep(1.2)
-    after = read_proc_stat()
-    t1 = time.monotonic()
-    code = cgstat.stop()
-    h.check(code == 0, "host sampler: cgstat exit code %d" % code)
-    os.unlink(data)
-    os.rmdir(cg_dir)
+    """host-io.csv against the test's own reading of /proc/stat and /proc/diskstats right
+    after cgstat attached (its first interval starts just before) and right after it ended
+    by itself (-d), with a known amount of direct I/O written and read back meanwhile. Each
+    figure is weighted by its interval's length, and checked both ways."""
+    work = tempfile.mkdtemp(prefix="cgstat-hostio-", dir="/var/tmp")
+    data = os.path.join(work, "data")
+    try:
+        cgstat = h.Cgstat(args.cgstat, ["-q", "-i", "0.5", "-d", "4", "--no-perf"])
+        started = time.time()
+        before = read_host()
+        for dd in (["if=/dev/zero", "of=" + data, "oflag=direct"],
+                   ["if=" + data, "of=/dev/null", "iflag=direct"]):
+            subprocess.run(["dd", "bs=1M", "count=64", "status=none"] + dd, check=True)
+        code = cgstat.proc.wait(30)
+        after = read_host()
+        cgstat.stop()
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    h.check(code == 0, "host sampler: cgstat -d 4 exit code %d" % code)
     with open(os.path.join(cgstat.out_dir, "host-io.csv")) as f:
         header = f.readline().strip().split(",")
     rows = h.read_csv(os.path.join(cgstat.out_dir, "host-io.csv"))
-    h.check(header[:3] == ["epochMs", "cpuBusyPercent", "cpuIowaitPercent"],
-            "host-io.csv header starts " + ",".join(header[:3]))
+    h.check(header[:3] == ["epochMs", "cpuBusyPercent", "cpuIowaitPercent"] and len(rows) >= 7,
+            "host-io.csv header starts %s, %d rows" % (",".join(header[:3]), len(rows)))
+    ends = [float(r["epochMs"]) / 1e3 for r in rows]
+    lengths = [end - start for start, end in zip([started] + ends[:-1], ends)]
+    seconds = after[2] - before[2]
+
+    def weighted(column):
+        return sum(float(r[column]) * s for r, s in zip(rows, lengths)) / sum(lengths)
+
+    cpu = [a - b for a, b in zip(after[0], before[0])]
+    total = sum(cpu)
+    for column, want in (("cpuBusyPercent", 100.0 * (total - cpu[3] - cpu[4]) / total),
+                         ("cpuIowaitPercent", 100.0 * cpu[4] / total)):
+        got = weighted(column)
+        h.check(abs(got - want) <= HOST_POINTS, "%s: cgstat %.2f, /proc/stat over %.2f s %.2f "
+                "(limit %d points)" % (column, got, seconds, want, HOST_POINTS))
     disks = [c[:-len("WriteMBps")] for c in header if c.endswith("WriteMBps")]
-    h.check(len(disks) >= 1, "host-io.csv names the physical disks: %s" % disks)
-    written = 0.0
-    for r in rows:
-        for d in disks:
-            written += float(r[d + "WriteMBps"]) * 0.5  # MB in a 0.5 s interval
-    h.check(written >= 64 * 1.048576 * 0.95,
-            "host-io.csv: at least the 67.1 MB written with O_DIRECT (%.1f MB)" % written)
-    total = sum(after) - sum(before)
-    busy = 100.0 * (total - (after[3] - before[3]) - (after[4] - before[4])) / total
-    mean = sum(float(r["cpuBusyPercent"]) for r in rows) / len(rows)
-    h.check(abs(mean - busy) <= 10,
-            "cpuBusyPercent: cgstat mean %.1f %%, /proc/stat over the window %.1f %% (%.1f s)"
-            % (mean, busy, t1 - t0))
+    h.check(len(disks) >= 1 and all(d in after[1] for d in disks),
+            "host-io.csv names disks of /proc/diskstats: %s" % disks)
+    moved = {"Read": 0.0, "Write": 0.0}
+    for d in disks:
+        delta = [a - b for a, b in zip(after[1][d], before[1][d])]
+        for i, kind in enumerate(("Read", "Write")):
+            got = sum(float(r[d + kind + "MBps"]) * s for r, s in zip(rows, lengths))
+            want = delta[i] * 512 / 1e6
+            moved[kind] += want
+            h.check(abs(got - want) <= HOST_MB * want + 0.1,
+                    "%s %s MB: cgstat %.2f, /proc/diskstats %.2f (limit %.0f %% + 0.1 MB)"
+                    % (d, kind.lower(), got, want, 100 * HOST_MB))
+        got = weighted(d + "BusyPercent")
+        want = 100.0 * delta[2] / 1e3 / seconds
+        h.check(abs(got - want) <= HOST_POINTS, "%s BusyPercent: cgstat %.2f, /proc/diskstats "
+                "%.2f (limit %d points)" % (d, got, want, HOST_POINTS))
+    # the disks moved the 67.1 MB dd wrote and read, with O_DIRECT
+    h.check(moved["Read"] >= 67.1 and moved["Write"] >= 67.1,
+            "/proc/diskstats: %.1f MB read and %.1f MB written, at least the 67.1 MB of each"
+            % (moved["Read"], moved["Write"]))
 
 
 def main():
     args = h.parse_args()
-    test_page_faults(args)
+    support = hardware_support()
+    test_page_faults(args, support)
+    test_multiplexed(args, support)
     test_cross_cgroup(args)
-    test_unsupported_event(args)
+    test_unsupported_event(args, support)
     test_host(args)
     h.done()
 

@@ -4,7 +4,8 @@
 Load: perf bench sched messaging (400 processes) in a watched cgroup against the rusage wait4
 gives for perf and every worker it waited for, and the workload's own messaging shape (400
 threads that park, so the kernel's per-thread figures are read before they exit): switches and
-migrations within 1 %, and no event dropped.
+migrations exact, give or take what the workloads do after the kernel's figures were read, and
+no event dropped.
 
 Churn: 20,000 threads in 2,000 processes forking and exiting while 300 child cgroups are made,
 used by a short process each and removed. Afterwards the all-cgroups cgstat's BPF maps (the
@@ -29,9 +30,6 @@ import tempfile
 import time
 
 import harness as h
-
-SWITCHES = 0.01
-CHURN_SWITCHES = 0.02
 
 CHURN_PROCS = 2000
 CHURN_THREADS = 10
@@ -73,7 +71,9 @@ def perf_messaging(args):
     h.check_count("perf bench messaging: voluntary + involuntary switches vs rusage (less"
                   " perf's %d before its move)" % sum(before),
                   got["voluntarySwitches"] + got["involuntarySwitches"],
-                  usage.ru_nvcsw + usage.ru_nivcsw - sum(before), SWITCHES, workers + 1)
+                  usage.ru_nvcsw + usage.ru_nivcsw - sum(before), 0, workers + 2,
+                  "the last switch of each of %d workers and of perf, in the rusage or not, "
+                  "and one of perf in the write that moved it" % workers)
     check_no_drops("perf bench messaging", cgstat)
 
 
@@ -88,38 +88,9 @@ def thread_messaging(args):
     h.check(code == 0, "messaging threads: cgstat exit code %d" % code)
     h.check(len(report["threads"]) == 401, "messaging threads: the workload reported %d threads"
             " (400 and main)" % len(report["threads"]))
-    got, want = h.sched_totals(cgstat.rows("sched-stats.csv"), "w"), h.kernel_totals(report)
-    tail = h.exit_tail(report)
-    for column, key in (("voluntarySwitches", "nvcsw"), ("involuntarySwitches", "nivcsw"),
-                        ("migrations", "migrations")):
-        h.check_count("messaging threads: " + column, got[column], want[key], SWITCHES, tail)
+    h.check_final_counts("messaging threads:", h.sched_totals(cgstat.rows("sched-stats.csv"), "w"),
+                         report, ("voluntary", "involuntary", "migrations"))
     check_no_drops("messaging threads", cgstat)
-
-
-def csv_epochs_after(path, after_ms):
-    """The distinct epochMillis later than after_ms in the last rows of a growing CSV file."""
-    with open(path, "rb") as f:
-        f.seek(0, os.SEEK_END)
-        f.seek(max(0, f.tell() - (256 << 10)))
-        lines = f.read().split(b"\n")[1:-1]
-    epochs = set()
-    for line in lines:
-        field = line.split(b",", 1)[0]
-        if field.isdigit() and int(field) > after_ms:
-            epochs.add(int(field))
-    return epochs
-
-
-def wait_intervals(cgstat, after_ms, n, timeout=20):
-    """Wait until cgstat has written n intervals that began after after_ms (by its files, not
-    by the clock, so that a slow interval cannot make the test look too early)."""
-    path = os.path.join(cgstat.out_dir, "sched-stats.csv")
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        if len(csv_epochs_after(path, after_ms)) > n:
-            return True
-        time.sleep(0.05)
-    return False
 
 
 def slot_map_cgroups(cgstat):
@@ -162,8 +133,7 @@ def churn(args):
         removed_ms = time.time() * 1000
 
         # A removed cgroup's slot is freed at the first interval that sees it empty.
-        waited = wait_intervals(everything, removed_ms, 2)
-        h.check(waited, "churn: the all-cgroups cgstat wrote 2 intervals after the removals")
+        everything.wait_intervals(removed_ms, 2)
         before = h.cgroup_ids()
         keys, infos = slot_map_cgroups(everything)
         alive = before | h.cgroup_ids()
@@ -174,7 +144,7 @@ def churn(args):
         # two intervals later.
         others = (keys | infos) - alive
         mark_ms = time.time() * 1000
-        wait_intervals(everything, mark_ms, 2)
+        everything.wait_intervals(mark_ms, 2)
         keys2, infos2 = slot_map_cgroups(everything)
         stale = sorted(others & (keys2 | infos2) - h.cgroup_ids())
         h.check(not stale, "churn: ids of removed cgroups still in the maps two intervals after"
@@ -207,17 +177,20 @@ def churn(args):
     # The kernel adds a thread's counts to its process's at release_task(), which for a thread
     # comes before its last schedule(): wait4's rusage never has the final switch of the
     # threads the children made and ended, one each.
-    want = h.kernel_totals(report)
-    thread_exits = CHURN_PROCS * CHURN_THREADS
-    want_switches = want["nvcsw"] + want["nivcsw"] + thread_exits + spawned["switches"]
+    final = h.final_counts(report)
+    vol, inv = final["voluntary"], final["involuntary"]
     rows = [r for r in watched.rows("sched-stats.csv") if r["container"] == "p"]
     got = h.sched_totals(rows, "p")
-    h.check_count("churn: P's switches vs the kernel's (churn %d + %d thread exits, short"
-                  " processes %d after their move, %d before it)"
-                  % (want["nvcsw"] + want["nivcsw"], thread_exits, spawned["switches"],
-                     spawned["before"]),
-                  got["voluntarySwitches"] + got["involuntarySwitches"], want_switches,
-                  CHURN_SWITCHES, h.exit_tail(report) + CHURN_CGROUPS)
+    # Each short process may make its last switch after its parent's rusage was taken, and one
+    # in the write that moved it, after the move took effect and before it read its "before".
+    h.check_count("churn: P's switches vs the kernel's (churn %d, short processes %d after "
+                  "their move, %d before it)" % (vol[0] + inv[0], spawned["switches"],
+                                                  spawned["before"]),
+                  got["voluntarySwitches"] + got["involuntarySwitches"],
+                  vol[0] + inv[0] + spawned["switches"], vol[1] + inv[1],
+                  vol[2] + inv[2] + 2 * CHURN_CGROUPS,
+                  "%s; %s; and of %d short processes, their last switch and one in their move"
+                  % (vol[3], inv[3], CHURN_CGROUPS))
 
     # No gap: a row for P every interval from the first to the last.
     epochs = [int(r["epochMillis"]) for r in rows]
@@ -364,15 +337,19 @@ def full_filesystem(args):
         rows = {os.path.basename(path): whole_rows("full filesystem", path)
                 for path in csv_files(out)}
         h.check(rows.get("sched-stats.csv", 0) > 0, "full filesystem: rows written: %s" % rows)
+        # The summary is written in place at the end, when the disk is full: it may find no
+        # room at all, but what is there must be whole.
         summary = os.path.join(out, "container-summary.json")
-        if os.path.exists(summary):
-            try:
-                with open(summary) as f:
-                    json.load(f)
-                ok = True
-            except ValueError:
-                ok = False
-            h.check(ok, "full filesystem: the summary, written at all, is whole JSON")
+        try:
+            with open(summary) as f:
+                json.load(f)
+            state = "whole JSON"
+        except FileNotFoundError:
+            state = "absent"
+        except ValueError:
+            state = "broken JSON"
+        h.check(state != "broken JSON", "full filesystem: the summary is %s (whole JSON or "
+                "absent)" % state)
     finally:
         subprocess.run(["umount", out], check=True)
         os.rmdir(out)

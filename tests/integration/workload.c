@@ -6,12 +6,15 @@
  * its reaped children (wait4's rusage) as one JSON object: the ground truth cgstat is checked
  * against. The main thread's figures from before the move are subtracted. Each thread's
  * alive_ns (from its start, or the move, to the report) lets the test derive off-CPU time as
- * alive - exec - run_delay where the kernel lacks schedstats.
+ * alive - exec - run_delay where the kernel lacks schedstats. Shapes that run threads print a
+ * second line once the threads have exited: the process's figures then (see report_after()).
  *
  *   workload [--cgroup DIR] pingpong ROUNDS CPU   two threads on one CPU, pipe round trips
  *   workload [--cgroup DIR] hogs SECONDS CPU      two spinning threads sharing one CPU
  *   workload [--cgroup DIR] sleeper SECONDS       one thread: spin 0.5 ms, sleep 5 ms
  *   workload [--cgroup DIR] vfork SECONDS         vfork children that sleep 20 ms: parent in D
+ *   workload [--cgroup DIR] slices SECONDS        on CPU 0 a SCHED_FIFO thread runs 4 ms in 10
+ *                                                 beside a spinning thread, which waits 4 ms
  *   workload [--cgroup DIR] hopper HOPS           one thread moved between CPUs HOPS times
  *   workload [--cgroup DIR] churn PROCS THREADS   PROCS processes fork and exit, each with
  *                                                 THREADS threads that start and exit
@@ -67,8 +70,9 @@ static struct {
 } starts[MAX_THREADS];
 static int nr_starts;
 
-static struct kstat children; /* reaped children, from rusage */
-static long reaped;
+static struct kstat children;		/* reaped children, from rusage */
+static long reaped, reaped_threads;	/* children, and the threads they ran and joined */
+static uint64_t moved_ns, moved_faults; /* see enter_cgroup() */
 
 static void die(const char *what)
 {
@@ -76,12 +80,17 @@ static void die(const char *what)
 	exit(1);
 }
 
-static uint64_t now_ns(void)
+static uint64_t clock_ns(clockid_t clock)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(clock, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+static uint64_t now_ns(void)
+{
+	return clock_ns(CLOCK_MONOTONIC);
 }
 
 static void thread_started(void)
@@ -204,6 +213,7 @@ static void kstat_print(const char *key, const struct kstat *k, int comma)
 }
 
 static struct kstat main_baseline;
+static uint64_t report_ns; /* when report() read the kernel's figures */
 
 /* Print every live thread's accounting (the main thread's since the move) and the children. */
 static void report(void)
@@ -214,6 +224,8 @@ static void report(void)
 	DIR *d;
 	pid_t self = getpid();
 	uint64_t now = now_ns();
+
+	report_ns = now;
 
 	d = opendir("/proc/self/task");
 	if (!d)
@@ -235,9 +247,40 @@ static void report(void)
 		kstat_print(de->d_name, &k, 0);
 	}
 	closedir(d);
-	printf("},\"reaped\":%ld,", reaped);
+	printf("},\"moved_ns\":%lu,\"moved_faults\":%lu,\"reaped\":%ld,\"reaped_threads\":%ld,",
+	       moved_ns, moved_faults, reaped, reaped_threads);
 	kstat_print("children", &children, 0);
 	printf("}\n");
+	fflush(stdout);
+}
+
+/*
+ * The kernel's figures again once every worker has exited, as a second line: the process's
+ * switches and CPU time (getrusage and the process CPU clock fold in each exited thread's) and
+ * the main thread's own figures, less its baseline. What they leave out is small and known:
+ * each worker's last switch and the few microseconds around it (taken after its figures were
+ * folded in), and the main thread's exit. tail_ns is the wall time from the report to this
+ * reading, within which the workers' last waits and sleeps fall.
+ */
+static void report_after(int workers)
+{
+	struct timespec cpu;
+	struct rusage ru;
+	struct kstat k;
+	uint64_t now = now_ns();
+
+	if (getrusage(RUSAGE_SELF, &ru) || clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &cpu) ||
+	    read_kstat("/proc/thread-self", &k))
+		die("report_after");
+	kstat_sub(&k, &main_baseline);
+	printf("{\"after\":{\"workers\":%d,\"tail_ns\":%lu,\"nvcsw\":%lu,\"nivcsw\":%lu,"
+	       "\"exec_ns\":%lu,",
+	       workers, now - report_ns, ru.ru_nvcsw - main_baseline.nvcsw,
+	       ru.ru_nivcsw - main_baseline.nivcsw,
+	       (uint64_t)(cpu.tv_sec * 1000000000L + cpu.tv_nsec - main_baseline.exec_ns));
+	k.alive_ns = alive_ns(getpid(), now);
+	kstat_print("main", &k, 0);
+	printf("}}\n");
 	fflush(stdout);
 }
 
@@ -259,11 +302,47 @@ static void reap(pid_t pid)
 
 /* Threads park here once their work is done, so that report() sees them alive. */
 static pthread_barrier_t done, release;
+static int parked;
 
 static void park(void)
 {
 	pthread_barrier_wait(&done);
+	__sync_fetch_and_add(&parked, 1);
 	pthread_barrier_wait(&release);
+}
+
+/* A thread's state letter from /proc/self/task/TID/stat, or 0. */
+static char thread_state(pid_t tid)
+{
+	char path[64], buf[512];
+	const char *p;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", tid);
+	if (read_file(path, buf, sizeof(buf)))
+		return 0;
+	p = strrchr(buf, ')');
+	return p && p[1] ? p[2] : 0;
+}
+
+/*
+ * Wait until every worker sleeps in the release barrier, so that the report holds each one's
+ * last sleep and what follows it is the same for all: one wakeup, then the exit. A worker has
+ * left the first barrier once it counted itself parked; asleep after that, it is in the second.
+ */
+static void wait_parked(int workers)
+{
+	struct timespec nap = { 0, 100000 };
+	int i, asleep;
+
+	for (;;) {
+		asleep = __sync_fetch_and_add(&parked, 0) == workers;
+		for (i = 0; asleep && i < nr_starts && i < MAX_THREADS; i++)
+			if (starts[i].tid != getpid() && thread_state(starts[i].tid) != 'S')
+				asleep = 0;
+		if (asleep)
+			return;
+		nanosleep(&nap, NULL);
+	}
 }
 
 static void *(*thread_fn)(void *);
@@ -286,11 +365,13 @@ static void run_threads(int n, void *(*fn)(void *), void *arg)
 		if (pthread_create(&t[i], NULL, thread_main, arg))
 			die("pthread_create");
 	pthread_barrier_wait(&done);
+	wait_parked(n);
 	report();
 	pthread_barrier_wait(&release);
 	for (i = 0; i < n; i++)
 		pthread_join(t[i], NULL);
 	free(t);
+	report_after(n);
 }
 
 /* pingpong */
@@ -390,6 +471,35 @@ static void *vforker(void *arg)
 	return arg;
 }
 
+/*
+ * slices: on CPU 0, a SCHED_FIFO thread that runs 4 ms and sleeps 6 ms, beside an ordinary
+ * thread that spins: each time the first wakes it preempts the second, whose every wait is
+ * then one 4 ms slice (by the clock: steal stretches none of them); the first's waits are
+ * its wakeups' latencies.
+ */
+static void *slicer(void *arg)
+{
+	static int which;
+	uint64_t end = now_ns() + (uint64_t)(seconds * 1e9);
+	struct sched_param rt = { .sched_priority = 10 };
+	struct timespec nap = { 0, 6000000 };
+
+	pin(0);
+	if (__sync_fetch_and_add(&which, 1) == 0) {
+		if (sched_setscheduler(0, SCHED_FIFO, &rt))
+			die("sched_setscheduler");
+		while (now_ns() < end) {
+			spin_ns(4000000);
+			nanosleep(&nap, NULL);
+		}
+	} else {
+		while (now_ns() < end)
+			;
+	}
+	park();
+	return arg;
+}
+
 static long hops;
 
 static void *hopper(void *arg)
@@ -424,12 +534,14 @@ static void *churner(void *arg)
 			die("fork");
 		if (!pid) {
 			for (i = 0; i < n; i++)
-				pthread_create(&t[i], NULL, short_thread, NULL);
+				if (pthread_create(&t[i], NULL, short_thread, NULL))
+					die("pthread_create");
 			for (i = 0; i < n; i++)
 				pthread_join(t[i], NULL);
 			_exit(0);
 		}
 		reap(pid);
+		reaped_threads += n;
 	}
 	park();
 	return arg;
@@ -574,7 +686,7 @@ static void longrun(double secs, long sleepers)
 		pthread_join(t[i], NULL);
 }
 
-static void move_to_cgroup(const char *dir);
+static void enter_cgroup(const char *dir);
 
 /*
  * Cross-cgroup ping-pong. The sides touch one and two fresh pages per round, so that a count
@@ -593,11 +705,9 @@ static void xpingpong(long rounds, int cpu, const char *other_cgroup)
 	if (pid < 0)
 		die("fork");
 	if (!pid) {
-		move_to_cgroup(other_cgroup);
+		enter_cgroup(other_cgroup);
 		nr_starts = 0;
 		thread_started();
-		memset(&main_baseline, 0, sizeof(main_baseline));
-		read_kstat("/proc/thread-self", &main_baseline);
 	}
 	pin(cpu);
 	mem = mmap(NULL, 2 * rounds * 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1,
@@ -638,18 +748,57 @@ static void move_to_cgroup(const char *dir)
 	close(fd);
 }
 
+static uint64_t thread_faults(void)
+{
+	struct rusage ru;
+
+	if (getrusage(RUSAGE_THREAD, &ru))
+		die("getrusage");
+	return ru.ru_minflt + ru.ru_majflt;
+}
+
+/*
+ * A task's time on a CPU, and its next migration, count in the cgroup it was in when it was
+ * last switched in (cgstat's rule, as perf's); the kernel's cpu.stat charges the cgroup it is
+ * in at each update. So the main thread sleeps once right after its move, pinned so that the
+ * wakeup does not migrate it, and says how long it ran from just before the move to that
+ * sleep (moved_ns), and its page faults then (moved_faults): at most what cpu.stat, or perf's
+ * cgroup counters, which follow a move at once, hold and cgstat leaves to the old cgroup.
+ */
+static void enter_cgroup(const char *dir)
+{
+	char self_dir[64];
+	cpu_set_t all;
+
+	moved_faults = thread_faults();
+	moved_ns = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+	move_to_cgroup(dir);
+	snprintf(self_dir, sizeof(self_dir), "/proc/self/task/%d", gettid());
+	if (read_kstat(self_dir, &main_baseline))
+		die("baseline");
+	if (sched_getaffinity(0, sizeof(all), &all))
+		die("sched_getaffinity");
+	pin(sched_getcpu());
+	moved_ns = clock_ns(CLOCK_THREAD_CPUTIME_ID) - moved_ns;
+	nanosleep(&(struct timespec){ 0, 1000000 }, NULL);
+	/* after the sleep: a first call of nanosleep() may fault too */
+	moved_faults = thread_faults() - moved_faults;
+	if (sched_setaffinity(0, sizeof(all), &all))
+		die("sched_setaffinity");
+}
+
 int main(int argc, char **argv)
 {
 	char self_dir[64];
 	int i = 1;
 
-	if (argc > 2 && !strcmp(argv[1], "--cgroup")) {
-		move_to_cgroup(argv[2]);
-		i = 3;
-	}
 	snprintf(self_dir, sizeof(self_dir), "/proc/self/task/%d", getpid());
-	if (read_kstat(self_dir, &main_baseline))
+	if (argc > 2 && !strcmp(argv[1], "--cgroup")) {
+		enter_cgroup(argv[2]);
+		i = 3;
+	} else if (read_kstat(self_dir, &main_baseline)) {
 		die("baseline");
+	}
 	thread_started();
 	if (argc - i < 2) {
 		fprintf(stderr, "usage: see the comment at the top of workload.c\n");
@@ -674,6 +823,9 @@ int main(int argc, char **argv)
 	} else if (!strcmp(argv[i], "vfork")) {
 		seconds = atof(argv[i + 1]);
 		run_threads(1, vforker, NULL);
+	} else if (!strcmp(argv[i], "slices") && argc - i == 2) {
+		seconds = atof(argv[i + 1]);
+		run_threads(2, slicer, NULL);
 	} else if (!strcmp(argv[i], "hopper")) {
 		hops = atol(argv[i + 1]);
 		run_threads(1, hopper, NULL);

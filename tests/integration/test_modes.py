@@ -11,9 +11,12 @@ import time
 
 import harness as h
 
-# Every state of every thread adds up to the interval: up to 0.012 % off in 15 intervals here
-# (the drain reads each CPU a few microseconds apart)
-CONSERVATION = 0.0005
+# Every state of every thread adds up to the interval: up to 0.013 % off in 15 intervals of the
+# normal build here, 0.13 % in the sanitizer build's CI run, where one interval's end read 3 ms
+# late and the next's as much early (the interval's length is the loader's clock, the states
+# the BPF snapshot's); over the run they cancel: up to 0.05 %.
+CONSERVATION = 0.004
+CONSERVATION_RUN = 0.0005
 
 
 def nested(args):
@@ -160,13 +163,15 @@ def conservation(args):
             " cgroup.threads %d" % (after_read[0][2]["tasks"] if after_read else None,
                                     len(threads)))
 
-    inside = 0
+    inside, all_states, all_lives = 0, 0.0, 0.0
     for (_, _, prev), (epoch, ms, cur) in zip(rows, rows[1:]):
         if prev["tasks"] != 5 or cur["tasks"] != 5:
             continue
         inside += 1
         total = (cur["onCpuMillis"] + cur["stolenMillis"] + cur["runqWaitMillis"]
                  + cur["offCpuSleepMillis"] + cur["offCpuBlockedMillis"])
+        all_states += total
+        all_lives += 5 * ms
         h.check_time("conservation: interval ending %d: on-CPU %.1f + stolen %.1f + run-queue "
                      "%.1f + sleep %.1f + blocked %.1f ms against 5 threads * %.1f ms"
                      % (epoch, cur["onCpuMillis"], cur["stolenMillis"], cur["runqWaitMillis"],
@@ -174,6 +179,8 @@ def conservation(args):
                      total, 5 * ms, CONSERVATION)
     h.check(inside >= 3, "conservation: %d intervals lie inside the 3 s run (at least 3)"
             % inside)
+    h.check_time("conservation: the %d intervals together" % inside, all_states, all_lives,
+                 CONSERVATION_RUN)
 
 
 def stop_flushes(args, sig):

@@ -32,6 +32,10 @@ CAPACITY_SHARE = 0.01
 # up to one unit low, so a difference of two readings is within one unit either way.
 PROC_STAT_RESOLUTION_NS = 1e9 / USER_HZ
 INTERVALS = 6
+# One interval of the root against every thread's schedstat: the test reads some hundred files
+# as a line arrives, and a thread's runtime moves between adjacent intervals when the reading
+# straddles its stretch (−1.09 % then +1.08 % once in CI); over the run, CAPACITY_SHARE / 2.
+ROOT_INTERVAL_SHARE = 0.02
 
 
 def host_busy_ns():
@@ -141,6 +145,7 @@ def root_equals_schedstat(args, name, cpus, intervals=INTERVALS):
     kthreads = kernel_threads()
     worst = 0.0
     compared = 0
+    sum_got = sum_kernel = sum_capacity = 0.0
     for (_, (t0, f0, before)), (line, (t1, f1, after)) in zip(got, got[1:]):
         if f1 != f0:
             # a thread made and gone between two readings is in cgstat's figure and in no
@@ -157,14 +162,22 @@ def root_equals_schedstat(args, name, cpus, intervals=INTERVALS):
         got_ns = line["containers"]["root"]["onCpuMillis"] * 1e6
         error = (got_ns - kernel_ns) / (NCPU * interval_ns)
         worst = max(worst, abs(error))
-        h.check(abs(error) <= CAPACITY_SHARE,
+        sum_got += got_ns
+        sum_kernel += kernel_ns
+        sum_capacity += NCPU * interval_ns
+        h.check(abs(error) <= ROOT_INTERVAL_SHARE,
                 "%s: root on-CPU %.3f ms, schedstat of every thread %.3f ms (kernel threads "
                 "%.3f ms, %d threads gone): %+.2f%% of capacity (limit %.1f%%)"
                 % (name, got_ns / 1e6, kernel_ns / 1e6, kthread_ns / 1e6, gone, 100 * error,
-                   100 * CAPACITY_SHARE))
+                   100 * ROOT_INTERVAL_SHARE))
     h.check(compared >= (len(got) - 1) // 2,
             "%s: %d of %d intervals had no thread made in them, and were compared"
             % (name, compared, len(got) - 1))
+    error = (sum_got - sum_kernel) / max(sum_capacity, 1)
+    h.check(abs(error) <= CAPACITY_SHARE / 2,
+            "%s: over the %d intervals compared, root on-CPU %.3f ms, schedstat %.3f ms: %+.3f%% "
+            "of capacity (limit %.1f%%)" % (name, compared, sum_got / 1e6, sum_kernel / 1e6,
+                                            100 * error, 50 * CAPACITY_SHARE))
 
 
 def kernel_threads():

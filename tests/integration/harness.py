@@ -52,13 +52,6 @@ def check(cond, what):
     return cond
 
 
-def check_close(name, got, want, rel):
-    """got within rel (a fraction) of want."""
-    err = abs(got - want) / want if want else (0.0 if got == want else float("inf"))
-    return check(err <= rel, "%s: cgstat %.6g, kernel %.6g, error %.2f%% (limit %.1f%%)"
-                 % (name, got, want, 100 * err, 100 * rel))
-
-
 def check_count(name, got, want, least, most, why):
     """A count the kernel read inside cgstat's window: cgstat sees the same events and those the
     workload made after the reading, so got - want lies in [least, most], bounds the caller
@@ -393,14 +386,6 @@ def kernel_totals(report):
         total["off_cpu_ns"] += thread_off_cpu_ns(t)
     for k in ("exec_ns", "nvcsw", "nivcsw"):
         total[k] += report["children"][k]
-    return total
-
-
-def add_reports(*reports):
-    total = {}
-    for r in reports:
-        for k, v in kernel_totals(r).items():
-            total[k] = total.get(k, 0) + v
     return total
 
 

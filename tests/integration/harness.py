@@ -467,6 +467,29 @@ def cgroup_threads(cgroup):
         return f.read().split()
 
 
+def wait_threads(cgroup, n, timeout=10):
+    """Wait until the kernel lists at least n threads in cgroup: a workload's workers have
+    started. Raise if they do not within timeout seconds."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if len(cgroup_threads(cgroup)) >= n:
+            return
+        time.sleep(0.01)
+    raise RuntimeError("%s: fewer than %d threads after %d s" % (cgroup, n, timeout))
+
+
+def wait_member(cgroup, pid, timeout=10):
+    """Wait until pid is in cgroup (a workload has moved itself there); raise if it is not
+    within timeout seconds."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        with open(os.path.join(cgroup, "cgroup.procs")) as f:
+            if str(pid) in f.read().split():
+                return
+        time.sleep(0.01)
+    raise RuntimeError("pid %d not in %s after %d s" % (pid, cgroup, timeout))
+
+
 def v2_label(path):
     """The label cgstat gives a cgroup in the all-cgroups mode: its path under the v2 mount."""
     return "/" + os.path.relpath(path, v2_mount())

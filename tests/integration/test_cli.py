@@ -219,10 +219,10 @@ def removed_cgroup(args):
         h.settle()
         h.remove_cgroup_tree(cg)
         removed_ms = time.time() * 1000
-        time.sleep(1.0)
+        cgstat.wait_intervals(removed_ms, 3)
         running = cgstat.proc.poll() is None
         code = cgstat.stop()
-    h.check(running, "removed cgroup: cgstat still running 1 s after the rmdir")
+    h.check(running, "removed cgroup: cgstat still running three intervals after the rmdir")
     h.check(code == 0, "removed cgroup: exit code %d after SIGINT" % code)
     rows = [r for r in cgstat.rows("sched-stats.csv") if r["container"] == "w"]
     before = [r for r in rows if float(r["epochMillis"]) <= removed_ms]

@@ -36,6 +36,10 @@ INTERVALS = 6
 # as a line arrives, and a thread's runtime moves between adjacent intervals when the reading
 # straddles its stretch (−1.09 % then +1.08 % once in CI); over the run, CAPACITY_SHARE / 2.
 ROOT_INTERVAL_SHARE = 0.02
+# The intervals cgstat states (intervalMillis, which the per-interval checks scale the test's
+# window to) against the test's own clock from its first reading to its last: both ends are
+# read as a line arrives, each late by less than a ms here (0.0 to 0.4 ms apart in 5 runs).
+INTERVAL_CLOCK_MS = 5
 
 
 def host_busy_ns():
@@ -86,12 +90,12 @@ def all_cgroups_equal_host(args, name, cpus, beside=None):
     seconds = INTERVALS + 4
     with h.scratch_cgroup(name) as cg:
         runs = load(args, cg, cpus, seconds)
-        time.sleep(0.5)  # the hogs have started, so every interval checked is steady
+        # every hog runs (a main thread and two spinners each), so every interval is steady
+        h.wait_threads(cg, 3 * len(cpus))
         got = h.run_lines(args, [], lambda: (time.monotonic(), host_busy_ns()), INTERVALS + 1)
         for w in runs:
             w.wait()
     worst = 0.0
-    whole_cgstat = whole_host = 0.0
     for (prev, (t0, (busy0, steal0))), (line, (t1, (busy1, steal1))) in zip(got, got[1:]):
         on_cpu_ns = sum(c["onCpuMillis"] for c in line["containers"].values()) * 1e6
         stolen_ns = sum(c["stolenMillis"] for c in line["containers"].values()) * 1e6
@@ -105,8 +109,6 @@ def all_cgroups_equal_host(args, name, cpus, beside=None):
         steal_ns = (steal1 - steal0) * scale
         error = (on_cpu_ns - (host_ns - steal_ns)) / (NCPU * interval_ns)
         worst = max(worst, abs(error))
-        whole_cgstat += on_cpu_ns / interval_ns
-        whole_host += (host_ns - steal_ns) / interval_ns
         h.check(on_cpu_ns <= NCPU * interval_ns * 1.001,
                 "%s: all rows sum to %.3f cores of %d" % (name, on_cpu_ns / interval_ns, NCPU))
         limit = CAPACITY_SHARE + PROC_STAT_RESOLUTION_NS / (NCPU * interval_ns)
@@ -121,14 +123,27 @@ def all_cgroups_equal_host(args, name, cpus, beside=None):
                 "capacity (at most %+.2f%%)" % (name, stolen_ns / interval_ns,
                                                 steal_ns / interval_ns, 100 * steal_error,
                                                 100 * limit))
-    n = max(len(got) - 1, 1)
-    error = (whole_cgstat - whole_host) / n / NCPU
+    # over the run, by the test's clock alone: the windows join end to end, so the lateness of
+    # each reading cancels but for the first and the last
+    span_ns = (got[-1][1][0] - got[0][1][0]) * 1e9
+    check_interval_clock(name, [line for line, _ in got[1:]], span_ns)
+    host_ns = got[-1][1][1][0] - got[0][1][1][0] - (got[-1][1][1][1] - got[0][1][1][1])
+    on_cpu_ns = sum(sum(c["onCpuMillis"] for c in line["containers"].values())
+                    for line, _ in got[1:]) * 1e6
+    error = (on_cpu_ns - host_ns) / (NCPU * span_ns)
     h.check(abs(error) <= CAPACITY_SHARE,
-            "%s: over %d intervals all rows average %.4f cores on CPU, /proc/stat less steal "
-            "%.4f: %+.3f%% of "
-            "capacity (limit %.1f%%; worst interval %.2f%%)"
-            % (name, n, whole_cgstat / n, whole_host / n, 100 * error, 100 * CAPACITY_SHARE,
-               100 * worst))
+            "%s: over %.3f s of the test's clock all rows average %.4f cores on CPU, /proc/stat "
+            "less steal %.4f: %+.3f%% of capacity (limit %.1f%%; worst interval %.2f%%)"
+            % (name, span_ns / 1e9, on_cpu_ns / span_ns, host_ns / span_ns, 100 * error,
+               100 * CAPACITY_SHARE, 100 * worst))
+
+
+def check_interval_clock(name, lines, span_ns):
+    """The lengths cgstat gives its intervals add up to the test's own clock over them."""
+    stated_ms = sum(line["intervalMillis"] for line in lines)
+    h.check(abs(stated_ms - span_ns / 1e6) <= INTERVAL_CLOCK_MS,
+            "%s: %d intervals of %.1f ms in all, %.1f ms by the test's clock (within %d ms)"
+            % (name, len(lines), stated_ms, span_ns / 1e6, INTERVAL_CLOCK_MS))
 
 
 def root_equals_schedstat(args, name, cpus, intervals=INTERVALS):
@@ -136,7 +151,7 @@ def root_equals_schedstat(args, name, cpus, intervals=INTERVALS):
     seconds = intervals + 4
     with h.scratch_cgroup(name) as cg:
         runs = load(args, cg, cpus, seconds)
-        time.sleep(0.5)
+        h.wait_threads(cg, 3 * len(cpus))
         got = h.run_lines(args, ["-c", "root=" + h.v2_mount()],
                           lambda: (time.monotonic(), forks(), all_task_exec_ns()),
                           intervals + 1)
@@ -173,6 +188,8 @@ def root_equals_schedstat(args, name, cpus, intervals=INTERVALS):
     h.check(compared >= (len(got) - 1) // 2,
             "%s: %d of %d intervals had no thread made in them, and were compared"
             % (name, compared, len(got) - 1))
+    check_interval_clock(name, [line for line, _ in got[1:]],
+                         (got[-1][1][0] - got[0][1][0]) * 1e9)
     error = (sum_got - sum_kernel) / max(sum_capacity, 1)
     h.check(abs(error) <= CAPACITY_SHARE / 2,
             "%s: over the %d intervals compared, root on-CPU %.3f ms, schedstat %.3f ms: %+.3f%% "
@@ -258,9 +275,9 @@ def restarted_within_interval(args):
     label = h.v2_label(path)
     os.mkdir(path)
     try:
+        # the first interval starts at the baseline snapshot, before "attached" is said, and
+        # Cgstat returns once it is
         cgstat = h.Cgstat(args.cgstat, ["-f", "json", "-i", "10"])
-        # the first interval starts at the baseline snapshot, just after "attached" is said
-        time.sleep(0.5)
         start = time.time()
         first = h.run_workload(args.workload, path, "steady", 1, 2)
         usage_ms = h.cgroup_usage_ms(path)
@@ -304,7 +321,7 @@ def moved_process(args):
     with h.scratch_cgroup("from") as src, h.scratch_cgroup("to") as dst:
         work = subprocess.Popen([args.workload, "--cgroup", src, "steady", "6", "2"],
                                 stdout=subprocess.PIPE)
-        time.sleep(0.3)
+        h.wait_member(src, work.pid)
         cgstat = h.Cgstat(args.cgstat, ["-q", "-i", "0.5", "-p", "w=%d" % work.pid])
         # two whole intervals in the old cgroup, counted where it was
         cgstat.wait_intervals(time.time() * 1000, 2)
@@ -356,14 +373,16 @@ def cpu_hotplug(args):
         cgstat = h.Cgstat(args.cgstat, ["-q", "-i", "0.5", "-c", "w=" + cg])
         work = h.Workload(args.workload, cg, "sleeper", 4)
         try:
-            time.sleep(0.5)
-            # on CPU 1 until it goes: its switches are counted there, in CPU 1's slots
+            h.wait_threads(cg, 2)
+            # on CPU 1 until it goes: its switches are counted there, in CPU 1's slots, and
+            # drained from them in two intervals
             for tid in h.cgroup_threads(cg):
                 os.sched_setaffinity(int(tid), {1})
-            time.sleep(1)
+            cgstat.wait_intervals(time.time() * 1000, 2)
             with open(CPU1_ONLINE, "w") as f:
                 f.write("0")
-            time.sleep(1.5)
+            # drained while CPU 1 is offline: its slots must stay in the sums
+            cgstat.wait_intervals(time.time() * 1000, 2)
         finally:
             with open(CPU1_ONLINE, "w") as f:
                 f.write("1")

@@ -143,7 +143,9 @@ def conservation(args):
     with h.scratch_cgroup("cons") as cg:
         cgstat = h.Cgstat(args.cgstat, ["-f", "json", "-i", "0.5", "-c", "w=" + cg])
         load = h.Workload(args.workload, cg, "steady", 3, 4)
-        time.sleep(1.5)
+        # mid-run: all five threads are in, and cgstat has drained an interval with them
+        h.wait_threads(cg, 5)
+        cgstat.wait_intervals(time.time() * 1000, 1)
         threads = h.cgroup_threads(cg)
         read_ms = time.time() * 1000
         report = load.wait()

@@ -150,7 +150,7 @@ def churn(args):
         h.check(not stale, "churn: ids of removed cgroups still in the maps two intervals after"
                 " they were first seen dead: %s (of %d entries; %d cgroups exist)"
                 % (stale[:20], len(keys2), len(alive)))
-        time.sleep(2 * CHURN_INTERVAL)
+        watched.wait_intervals(time.time() * 1000, 2)
         code_w = watched.stop()
         ended = time.time()
         code_a = everything.stop()
@@ -256,9 +256,14 @@ def capacity_freed(args):
             os.mkdir(cgroups[-1])
         late = os.path.join(top, "x")
         os.mkdir(late)
-        cgstat = h.Cgstat(args.cgstat, ["-f", "json", "-i", "0.25", "--max-cgroups", "4"])
+        cgstat = h.Cgstat(args.cgstat, ["-f", "json", "-i", "0.25", "--max-cgroups", "4"],
+                          stamp_lines=True)
         loads = [h.Workload(args.workload, cg, "steady", 1.5, 2) for cg in cgroups]
-        time.sleep(0.5)
+        # the ten run (a main thread and two workers each) and have switched through a drain:
+        # the slots are theirs before X comes
+        for cg in cgroups:
+            h.wait_threads(cg, 3)
+        cgstat.wait_intervals(time.time() * 1000, 1)
         hogs = h.Workload(args.workload, late, "hogs", 4, 0)
         for load in loads:
             load.wait()
@@ -278,14 +283,20 @@ def capacity_freed(args):
     if not first:
         return
     # The hogs are current on CPU 0 every moment, so on-CPU + stolen is one core of each
-    # interval's measured length; stolen time is on-CPU the hypervisor took (0.875 cores of
-    # on-CPU alone was seen in CI). An interval is never short by much: a miss reads ~0.
-    rows = [line for line in lines[first + 1:] if label in line["containers"]][:-1]
-    current = [(line["containers"][label]["onCpuMillis"]
-                + line["containers"][label]["stolenMillis"], line["intervalMillis"])
-               for line in rows]
+    # interval's length by the test's clock (when its line arrived); stolen time is on-CPU the
+    # hypervisor took (0.875 cores of on-CPU alone was seen in CI). An interval is never short
+    # by much: a miss reads ~0.
+    ends = cgstat.line_times
+    h.check(len(ends) == len(lines), "capacity freed: %d lines, %d arrival times"
+            % (len(lines), len(ends)))
+    rows = [i for i in range(first + 1, len(lines)) if label in lines[i]["containers"]][:-1]
+    current = [(lines[i]["containers"][label]["onCpuMillis"]
+                + lines[i]["containers"][label]["stolenMillis"], (ends[i] - ends[i - 1]) * 1e3)
+               for i in rows]
     cores = ["%.3f" % (c / i) for c, i in current]
-    mean = sum(c for c, _ in current) / max(sum(i for _, i in current), 1e-9)
+    # over the rows together the lateness of each arrival cancels but for the first and last
+    span_ms = (ends[rows[-1]] - ends[rows[0] - 1]) * 1e3 if rows else 0
+    mean = sum(c for c, _ in current) / max(span_ms, 1e-9)
     h.check(len(current) >= 3 and 0.98 <= mean <= 1.01 and all(c >= 0.85 * i for c, i in current),
             "capacity freed: X's two hogs on one CPU once it has a slot: current %.3f cores over "
             "%d intervals (0.98 to 1.01, at least 3), per interval %s (each at least 0.85)"
@@ -360,7 +371,8 @@ def sigkill(args):
     with h.scratch_cgroup("kill") as cg:
         load = h.Workload(args.workload, cg, "steady", 4, 2)
         cgstat = h.Cgstat(args.cgstat, ["-q", "-i", "0.1", "-c", "w=" + cg])
-        time.sleep(2)
+        # mid-run, with rows on disk and more being written
+        cgstat.wait_intervals(time.time() * 1000, 10)
         cgstat.proc.send_signal(signal.SIGKILL)
         code = cgstat.proc.wait(10)
         cgstat.stdout.close()

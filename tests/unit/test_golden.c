@@ -1,0 +1,286 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Every output, byte for byte: three intervals of synthetic snapshots go through the drain into
+ * the -o files, the three stdout formats and the summary, and each must equal its expected file
+ * in fixtures/golden. Refactoring the figures' path (issue 11) must leave these unchanged; a
+ * change of the output itself rewrites them on purpose with CGSTAT_GOLDEN_UPDATE=1 and shows in
+ * the diff.
+ *
+ * The input has what the formats must handle: counts derived from cgstat's own figures and from
+ * perf, a multiplexed event, an event not counted, a slot reused by another cgroup, a removed
+ * cgroup sharing its label with a live one, an idle cgroup, no host sample and then two disks.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "drain.h"
+#include "events.h"
+#include "out_files.h"
+#include "stream.h"
+#include "summary.h"
+
+#define NR_SLOTS    4
+#define NR_EVENTS   6
+#define INTERVAL_NS 500000000ULL
+
+static const char *const columns[NR_EVENTS] = {
+	"taskClockMillis", "contextSwitches", "cpuMigrations",
+	"pageFaults",	   "cycles",	      "instructions",
+};
+
+static const struct drain_column drain_columns[NR_EVENTS] = {
+	{ CG_EVENT_CORE_TASK_CLOCK, -1 }, { CG_EVENT_CORE_CONTEXT_SWITCHES, -1 },
+	{ CG_EVENT_CORE_MIGRATIONS, -1 }, { CG_EVENT_FROM_PERF, 0 },
+	{ CG_EVENT_FROM_PERF, 1 },  /* multiplexed from the second interval */
+	{ CG_EVENT_FROM_PERF, -1 }, /* could not be opened: never counted */
+};
+
+static const char *label_of(void *ctx, uint32_t slot, uint64_t cgid)
+{
+	(void)ctx;
+	(void)slot;
+	switch (cgid) {
+	case 100:
+		return "/web";
+	case 200:
+	case 500:
+		return "/db"; /* removed and made again under its path */
+	case 300:
+		return "/cache";
+	default:
+		return "/idle";
+	}
+}
+
+static void run_for(struct cg_slot_snap *s, uint64_t on_ns, uint64_t runq_ns, uint64_t waits,
+		    uint64_t longest_ns)
+{
+	s->time_ns[CG_ONCPU] += on_ns;
+	s->time_ns[CG_RUNQ] += runq_ns;
+	s->time_ns[CG_SLEEP] += on_ns / 2;
+	s->time_ns[CG_BLOCKED] += on_ns / 8;
+	s->time_ns[CG_STOLEN] += on_ns / 100;
+	s->nvcsw += waits;
+	s->nivcsw += waits / 4;
+	s->migrations += waits / 10;
+	s->runq_waits += waits;
+	if (longest_ns > s->runq_max_ns)
+		s->runq_max_ns = longest_ns;
+	s->runq_hist[cg_hist_bucket(longest_ns)] += 1;
+	s->runq_hist[cg_hist_bucket(runq_ns / (waits ? waits : 1))] += waits - 1;
+	s->counter[0] += waits * 3;
+	s->enabled[0] += INTERVAL_NS;
+	s->running[0] += INTERVAL_NS;
+}
+
+/* The snapshots after each interval: slot i's cumulative figures, as the BPF side keeps them. */
+static void advance(struct cg_slot_snap *snap, int interval)
+{
+	struct cg_slot_snap *web = &snap[0], *db = &snap[1], *other = &snap[2];
+
+	run_for(web, 700000000 + 1000 * interval, 3000000, 400 + interval, 250000);
+	web->tasks = 5;
+	web->counter[1] += 1000000 * (interval + 1);
+	web->enabled[1] += INTERVAL_NS;
+	web->running[1] += interval ? INTERVAL_NS / 2 : INTERVAL_NS;
+	switch (interval) {
+	case 0:
+		run_for(db, 120000000, 900000, 80, 40000);
+		db->tasks = 2;
+		other->cgid = 500; /* idle: only -c would show it */
+		break;
+	case 1:
+		/* /db is removed and made again within the interval, in another slot */
+		run_for(db, 1000000, 10000, 2, 8000);
+		db->dead = 1;
+		db->tasks = 0;
+		run_for(other, 90000000, 600000, 50, 30000);
+		other->tasks = 2;
+		break;
+	default:
+		/* the removed cgroup's slot is reused by /cache: measured from zero */
+		memset(db, 0, sizeof(*db));
+		db->cgid = 300;
+		run_for(db, 20000000, 70000, 9, 12000);
+		db->tasks = 1;
+		run_for(other, 110000000, 400000, 60, 20000);
+		break;
+	}
+}
+
+static void host_of(int interval, struct cg_host *host, struct cg_host_disk *disks)
+{
+	memset(host, 0, sizeof(*host));
+	if (!interval)
+		return; /* one reading: no interval to measure yet */
+	host->valid = true;
+	host->cpu_busy_percent = 41.25 + interval;
+	host->cpu_iowait_percent = 0.5 * interval;
+	host->nr_disks = 2;
+	host->disks = disks;
+	strcpy(disks[0].name, "vda");
+	disks[0].read_mbps = 1.5 * interval;
+	disks[0].write_mbps = 12.25;
+	disks[0].busy_percent = 3.125;
+	strcpy(disks[1].name, "nvme0n1");
+	disks[1].read_mbps = 0;
+	disks[1].write_mbps = 0.001;
+	disks[1].busy_percent = 0;
+}
+
+static char *slurp(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	char *buf = NULL;
+	long n;
+
+	if (!f)
+		return NULL;
+	if (fseek(f, 0, SEEK_END) || (n = ftell(f)) < 0 || fseek(f, 0, SEEK_SET))
+		goto out;
+	buf = malloc(n + 1);
+	if (buf && fread(buf, 1, n, f) != (size_t)n) {
+		free(buf);
+		buf = NULL;
+		goto out;
+	}
+	if (buf) {
+		buf[n] = '\0';
+		*len = n;
+	}
+out:
+	fclose(f);
+	return buf;
+}
+
+/* got equals fixtures/golden/name, or with CGSTAT_GOLDEN_UPDATE set becomes it. */
+static void check_golden(const char *got_path, const char *name)
+{
+	char want_path[512];
+	size_t got_len = 0, want_len = 0;
+	char *got, *want;
+	FILE *f;
+
+	snprintf(want_path, sizeof(want_path), "%s/golden/%s", FIXTURES, name);
+	got = slurp(got_path, &got_len);
+	CHECK(got != NULL);
+	if (!got)
+		return;
+	if (getenv("CGSTAT_GOLDEN_UPDATE")) {
+		f = fopen(want_path, "wb");
+		CHECK(f && fwrite(got, 1, got_len, f) == got_len && !fclose(f));
+		free(got);
+		return;
+	}
+	want = slurp(want_path, &want_len);
+	if (!want || got_len != want_len || memcmp(got, want, got_len)) {
+		check_failed++;
+		fprintf(stderr, "%s differs from %s:\n%s\n", got_path, want_path, got);
+	} else {
+		check_passed++;
+	}
+	free(got);
+	free(want);
+}
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+/* The stdout formats, each into a file of the name at its index; then the -o files. */
+static const enum cg_format formats[] = { CG_FORMAT_CSV, CG_FORMAT_JSON, CG_FORMAT_TABLE };
+static const char *const outputs[] = {
+	"stream.csv",	   "stream.json",   "stream.table", "container-stats.csv",
+	"sched-stats.csv", "perf-stat.csv", "host-io.csv",  "container-summary.json",
+};
+#define NR_FORMATS ARRAY_SIZE(formats)
+
+int main(void)
+{
+	static struct cg_slot_snap snap[NR_SLOTS];
+	struct cg_host_disk disks[2];
+	char dir[] = "/tmp/cgstat-golden-XXXXXX";
+	char path[512];
+	FILE *streams[NR_FORMATS] = {};
+	struct out_files *files = NULL;
+	struct summary *summary = NULL;
+	struct drain *drain = NULL;
+	struct cg_interval iv;
+	char *json = NULL;
+	size_t f;
+	int i;
+
+	/* the table's clock is local time */
+	setenv("TZ", "UTC", 1);
+	tzset();
+	CHECK(mkdtemp(dir) != NULL);
+	files = out_files__open(dir, OUT_FILES_PERF);
+	summary = summary__new();
+	drain = drain__new(NR_SLOTS, drain_columns, NR_EVENTS, label_of, NULL);
+	CHECK(files && summary && drain);
+	if (!files || !summary || !drain)
+		goto out;
+	for (f = 0; f < NR_FORMATS; f++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, outputs[f]);
+		streams[f] = fopen(path, "w");
+		CHECK(streams[f] != NULL);
+		if (!streams[f])
+			goto out;
+	}
+
+	snap[0].cgid = 100;
+	snap[1].cgid = 200;
+	snap[3].cgid = 400;
+	drain__baseline(drain, snap, NR_SLOTS);
+	for (i = 0; i < 3; i++) {
+		advance(snap, i);
+		memset(&iv, 0, sizeof(iv));
+		iv.epoch_ms = 1764547200000ULL + 500 * (i + 1); /* 2025-12-01 00:00:00.5 UTC on */
+		iv.interval_ns = INTERVAL_NS + 1234 * i;
+		iv.health = (struct cg_health){ .dropped_events = i, .missed_switches = 5 * i };
+		iv.nr_events = NR_EVENTS;
+		iv.event_columns = columns;
+		host_of(i, &iv.host, disks);
+		/* the all-cgroups mode leaves out what did nothing; the last interval, as -c, not
+		 */
+		CHECK(drain__interval(drain, snap, NR_SLOTS, i < 2, &iv) == 0);
+		for (f = 0; f < NR_FORMATS; f++)
+			CHECK(stream__write(streams[f], formats[f], &iv, i == 0) == 0);
+		CHECK(out_files__write(files, &iv) == 0);
+		CHECK(summary__add(summary, &iv) == 0);
+		if (i == 1)
+			summary__retire(summary, "/db", 200);
+	}
+	summary__set_messages(summary, 123456);
+	json = summary__to_json(summary, 1764547200000ULL, 1764547201500ULL,
+				&(struct cg_health){ .dropped_events = 2, .missed_switches = 10 });
+	CHECK(json && out_files__write_summary(files, json) == 0);
+	out_files__close(files);
+	files = NULL;
+	for (f = 0; f < NR_FORMATS; f++) {
+		CHECK(fclose(streams[f]) == 0);
+		streams[f] = NULL;
+	}
+	for (f = 0; f < ARRAY_SIZE(outputs); f++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, outputs[f]);
+		check_golden(path, outputs[f]);
+	}
+out:
+	for (f = 0; f < NR_FORMATS; f++)
+		if (streams[f])
+			fclose(streams[f]);
+	free(json);
+	out_files__close(files);
+	summary__free(summary);
+	drain__free(drain);
+	if (!getenv("CGSTAT_KEEP_OUTPUT")) {
+		for (f = 0; f < ARRAY_SIZE(outputs); f++) {
+			snprintf(path, sizeof(path), "%s/%s", dir, outputs[f]);
+			unlink(path);
+		}
+		rmdir(dir);
+	}
+	return check_done();
+}

@@ -25,6 +25,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../user/util.h"
+
 static volatile sig_atomic_t stop;
 
 static void on_signal(int sig)
@@ -38,17 +40,9 @@ static void die(const char *what)
 	exit(1);
 }
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
-
 static void ticker(const char *dir, int index, int count, long work_us, long period_ms, int ready)
 {
-	uint64_t period = period_ms * 1000000ULL, next;
+	uint64_t period = period_ms * NSEC_PER_MSEC, next;
 	struct timespec ts;
 	char path[4096];
 	int fd;
@@ -66,16 +60,16 @@ static void ticker(const char *dir, int index, int count, long work_us, long per
 		die("write");
 	close(ready);
 	/* Spread the phases over the period, so the ticks do not arrive all at once. */
-	next = now_ns() + period * index / count;
+	next = clock_ns(CLOCK_MONOTONIC) + period * index / count;
 	for (;;) {
 		uint64_t end;
 
-		ts.tv_sec = next / 1000000000ULL;
-		ts.tv_nsec = next % 1000000000ULL;
+		ts.tv_sec = next / NSEC_PER_SEC;
+		ts.tv_nsec = next % NSEC_PER_SEC;
 		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
 			;
-		end = now_ns() + work_us * 1000ULL;
-		while (now_ns() < end)
+		end = clock_ns(CLOCK_MONOTONIC) + work_us * NSEC_PER_USEC;
+		while (clock_ns(CLOCK_MONOTONIC) < end)
 			;
 		next += period;
 	}

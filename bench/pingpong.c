@@ -32,6 +32,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../user/util.h"
+
 static void die(const char *what)
 {
 	fprintf(stderr, "pingpong: %s: %s\n", what, strerror(errno));
@@ -43,14 +45,6 @@ static void usage(void)
 	fprintf(stderr, "usage: pingpong [-a CGROUP] [-b CGROUP] [-c CPU] [-C CPU] [-w WARMUP] "
 			"[-k BLOCKS] ROUND_TRIPS (a multiple of BLOCKS)\n");
 	exit(2);
-}
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 }
 
 static uint64_t switches(void)
@@ -209,10 +203,10 @@ int main(int argc, char **argv)
 	get(c2p[0]);
 	sw0 = switches();
 	for (long b = 0; b < blocks; b++) {
-		uint64_t t0 = now_ns(), t;
+		uint64_t t0 = clock_ns(CLOCK_MONOTONIC), t;
 
 		round_trips(p2c[1], c2p[0], per_block);
-		t = now_ns() - t0;
+		t = clock_ns(CLOCK_MONOTONIC) - t0;
 		total += t;
 		if (t < best)
 			best = t;

@@ -27,9 +27,7 @@
 #include "privileges.h"
 #include "stream.h"
 #include "summary.h"
-
-#define NSEC_PER_SEC  1000000000ULL
-#define NSEC_PER_MSEC 1000000ULL
+#include "util.h"
 
 /*
  * SIGINT or SIGTERM once taken (or SIGPIPE, when the stdout reader went away). Both signals
@@ -38,14 +36,6 @@
  */
 static int stop_signal;
 static sigset_t stop_signals;
-
-static uint64_t clock_ns(clockid_t id)
-{
-	struct timespec ts;
-
-	clock_gettime(id, &ts);
-	return (uint64_t)ts.tv_sec * NSEC_PER_SEC + ts.tv_nsec;
-}
 
 /*
  * The cgroups of -c and -p, resolved before anything is loaded, and followed after: a path

@@ -4,11 +4,9 @@
 
 #include "derived.h"
 #include "hist.h"
+#include "util.h"
 
-#define NS_PER_SEC   1e9
-#define NS_PER_MILLI 1e6
-#define NS_PER_MICRO 1e3
-#define TASK_CLOCK   "taskClockMillis"
+#define TASK_CLOCK "taskClockMillis"
 
 int unit_decimals(enum cg_unit unit)
 {
@@ -55,7 +53,7 @@ static bool per_second(double amount, uint64_t interval_ns, double *value)
 {
 	if (!interval_ns)
 		return false;
-	*value = amount * NS_PER_SEC / (double)interval_ns;
+	*value = amount * NSEC_PER_SEC / (double)interval_ns;
 	return true;
 }
 
@@ -76,7 +74,7 @@ static bool runq_quantile_micros(const struct cg_record *r, double q, double *va
 {
 	if (!r->runq_waits)
 		return false;
-	*value = (double)hist_quantile(&r->runq_hist, q, r->runq_max_ns) / NS_PER_MICRO;
+	*value = (double)hist_quantile(&r->runq_hist, q, r->runq_max_ns) / NSEC_PER_USEC;
 	return true;
 }
 
@@ -93,16 +91,16 @@ bool record_figure(const struct cg_record *r, uint64_t interval_ns, enum cg_figu
 		*value = (double)r->tasks;
 		return true;
 	case CG_FIG_ONCPU_MILLIS:
-		*value = (double)r->time_ns[CG_ONCPU] / NS_PER_MILLI;
+		*value = (double)r->time_ns[CG_ONCPU] / NSEC_PER_MSEC;
 		return true;
 	case CG_FIG_RUNQ_MILLIS:
-		*value = (double)r->time_ns[CG_RUNQ] / NS_PER_MILLI;
+		*value = (double)r->time_ns[CG_RUNQ] / NSEC_PER_MSEC;
 		return true;
 	case CG_FIG_SLEEP_MILLIS:
-		*value = (double)r->time_ns[CG_SLEEP] / NS_PER_MILLI;
+		*value = (double)r->time_ns[CG_SLEEP] / NSEC_PER_MSEC;
 		return true;
 	case CG_FIG_BLOCKED_MILLIS:
-		*value = (double)r->time_ns[CG_BLOCKED] / NS_PER_MILLI;
+		*value = (double)r->time_ns[CG_BLOCKED] / NSEC_PER_MSEC;
 		return true;
 	case CG_FIG_VCSW:
 		*value = (double)r->nvcsw;
@@ -123,7 +121,7 @@ bool record_figure(const struct cg_record *r, uint64_t interval_ns, enum cg_figu
 	case CG_FIG_RUNQ_MAX_MICROS:
 		if (!r->runq_waits)
 			return false;
-		*value = (double)r->runq_max_ns / NS_PER_MICRO;
+		*value = (double)r->runq_max_ns / NSEC_PER_USEC;
 		return true;
 	case CG_FIG_VCSW_RATE:
 		return per_second((double)r->nvcsw, interval_ns, value);
@@ -134,11 +132,11 @@ bool record_figure(const struct cg_record *r, uint64_t interval_ns, enum cg_figu
 	case CG_FIG_RUNQ_WAITS_RATE:
 		return per_second((double)r->runq_waits, interval_ns, value);
 	case CG_FIG_RUNQ_MILLIS_RATE:
-		return per_second((double)r->time_ns[CG_RUNQ] / NS_PER_MILLI, interval_ns, value);
+		return per_second((double)r->time_ns[CG_RUNQ] / NSEC_PER_MSEC, interval_ns, value);
 	case CG_FIG_SLEEP_MILLIS_RATE:
-		return per_second((double)r->time_ns[CG_SLEEP] / NS_PER_MILLI, interval_ns, value);
+		return per_second((double)r->time_ns[CG_SLEEP] / NSEC_PER_MSEC, interval_ns, value);
 	case CG_FIG_BLOCKED_MILLIS_RATE:
-		return per_second((double)r->time_ns[CG_BLOCKED] / NS_PER_MILLI, interval_ns,
+		return per_second((double)r->time_ns[CG_BLOCKED] / NSEC_PER_MSEC, interval_ns,
 				  value);
 	case CG_FIG_RUNQ_PERCENT:
 		return share_of_task_time(r, CG_RUNQ, value);
@@ -147,10 +145,11 @@ bool record_figure(const struct cg_record *r, uint64_t interval_ns, enum cg_figu
 	case CG_FIG_BLOCKED_PERCENT:
 		return share_of_task_time(r, CG_BLOCKED, value);
 	case CG_FIG_STOLEN_MILLIS:
-		*value = (double)r->time_ns[CG_STOLEN] / NS_PER_MILLI;
+		*value = (double)r->time_ns[CG_STOLEN] / NSEC_PER_MSEC;
 		return true;
 	case CG_FIG_STOLEN_MILLIS_RATE:
-		return per_second((double)r->time_ns[CG_STOLEN] / NS_PER_MILLI, interval_ns, value);
+		return per_second((double)r->time_ns[CG_STOLEN] / NSEC_PER_MSEC, interval_ns,
+				  value);
 	case CG_NR_FIGURES:
 		break;
 	}
@@ -161,7 +160,7 @@ double event_figure(const char *column, uint64_t counter, enum cg_unit *unit)
 {
 	if (!strcmp(column, TASK_CLOCK)) {
 		*unit = CG_UNIT_FINE;
-		return (double)counter / NS_PER_MILLI;
+		return (double)counter / NSEC_PER_MSEC;
 	}
 	*unit = CG_UNIT_COUNT;
 	return (double)counter;

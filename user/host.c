@@ -11,8 +11,10 @@
 #include <unistd.h>
 
 #include "host.h"
+#include "util.h"
 
 #define SECTOR_BYTES 512
+#define BYTES_PER_MB 1e6 /* decimal megabytes, as iostat -m and the Pulsar tooling count */
 
 /* Fields of a /proc/diskstats line, counted from 1 at the major number as the kernel does. */
 #define DISK_FIELD_NAME		   3
@@ -322,7 +324,7 @@ static const struct host_disk_reading *find_reading(const struct host_sampler *h
 
 static void disk_rates(struct host_sampler *h, int nr_readings, uint64_t elapsed_ns)
 {
-	double seconds = (double)elapsed_ns / 1e9;
+	double seconds = (double)elapsed_ns / NSEC_PER_SEC;
 	const struct host_disk_reading *now;
 	struct host_disk_state *st;
 	struct cg_host_disk *out;
@@ -337,10 +339,10 @@ static void disk_rates(struct host_sampler *h, int nr_readings, uint64_t elapsed
 		out->busy_percent = 0;
 		if (now && st->seen && elapsed_ns) {
 			out->read_mbps = (double)delta(now->sectors_read, st->last.sectors_read) *
-					 SECTOR_BYTES / 1e6 / seconds;
+					 SECTOR_BYTES / BYTES_PER_MB / seconds;
 			out->write_mbps =
 				(double)delta(now->sectors_written, st->last.sectors_written) *
-				SECTOR_BYTES / 1e6 / seconds;
+				SECTOR_BYTES / BYTES_PER_MB / seconds;
 			out->busy_percent = 100.0 *
 					    (double)delta(now->ms_doing_io, st->last.ms_doing_io) /
 					    (seconds * 1000.0);

@@ -13,12 +13,12 @@
 
 #include "message.h"
 #include "opts.h"
+#include "util.h"
 
 #ifndef CGSTAT_VERSION
 #define CGSTAT_VERSION "0.1.0"
 #endif
 
-#define NSEC_PER_SEC	    1000000000ULL
 #define MIN_INTERVAL_NS	    (NSEC_PER_SEC / 10)
 #define DEFAULT_MAX_CGROUPS 1024
 #define LIMIT_MAX_CGROUPS   1000000

@@ -11,8 +11,7 @@
 #include "csv.h"
 #include "derived.h"
 #include "out_files.h"
-
-#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+#include "util.h"
 
 #define CREATE_FLAGS (O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC)
 #define SUMMARY_NAME "container-summary.json"

@@ -9,8 +9,7 @@
 #include "json_util.h"
 #include "stream.h"
 #include "utf8.h"
-
-#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+#include "util.h"
 
 /* What the CSV and JSON stream give per cgroup, before the events and the derived ratios. */
 static const enum cg_figure stream_figures[] = {
@@ -38,7 +37,7 @@ static void record_derived(const struct cg_interval *iv, const struct cg_record 
 
 static double ns_to_millis(uint64_t ns)
 {
-	return (double)ns / 1e6;
+	return (double)ns / NSEC_PER_MSEC;
 }
 
 static int csv_header(FILE *f, const struct cg_interval *iv)
@@ -310,7 +309,7 @@ static int write_table(FILE *f, const struct cg_interval *iv, bool first)
 	localtime_r(&seconds, &tm);
 	if ((!first && fputc('\n', f) == EOF) ||
 	    fprintf(f, "%02d:%02d:%02d  interval %.3f s", tm.tm_hour, tm.tm_min, tm.tm_sec,
-		    (double)iv->interval_ns / 1e9) < 0 ||
+		    (double)iv->interval_ns / NSEC_PER_SEC) < 0 ||
 	    (iv->health.dropped_events &&
 	     fprintf(f, "  dropped events %llu", (unsigned long long)iv->health.dropped_events) <
 		     0) ||

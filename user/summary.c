@@ -9,8 +9,7 @@
 #include "hist.h"
 #include "json_util.h"
 #include "summary.h"
-
-#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+#include "util.h"
 
 /*
  * The label of the cgroups retired beyond SUMMARY_MAX_RETIRED. A cgroup really labelled so
@@ -519,7 +518,7 @@ static int json_figures(cJSON *obj, const struct summary *s, const struct cg_rec
 			continue;
 		value = event_figure(s->event_columns[i], t->counter[i], &unit);
 		snprintf(key, sizeof(key), "%sPerSecond", s->event_columns[i]);
-		err = json_add_number(obj, key, value * 1e9 / (double)s->total_ns);
+		err = json_add_number(obj, key, value * NSEC_PER_SEC / (double)s->total_ns);
 	}
 	derived_compute(&d, s->nr_events, (const char *const *)s->event_columns, t->counter,
 			t->counter_valid);
@@ -528,7 +527,8 @@ static int json_figures(cJSON *obj, const struct summary *s, const struct cg_rec
 			err = json_add_number(obj, derived_columns[i].name, d.value[i]);
 	if (!err && s->messages > 0 && s->total_ns)
 		err = json_add_number(obj, "cpuSecondsPerMillionMessages",
-				      (double)t->time_ns[CG_ONCPU] / 1e9 / (s->messages / 1e6));
+				      (double)t->time_ns[CG_ONCPU] / NSEC_PER_SEC /
+					      (s->messages / 1e6));
 	return err;
 }
 
@@ -602,7 +602,8 @@ char *summary__to_json(const struct summary *s, uint64_t start_ms, uint64_t end_
 		err = json_add_number(measurement, "endEpochMillis", (double)end_ms);
 	/* The measured time, which every average below is over. */
 	if (!err)
-		err = json_add_number(measurement, "durationSeconds", (double)s->total_ns / 1e9);
+		err = json_add_number(measurement, "durationSeconds",
+				      (double)s->total_ns / NSEC_PER_SEC);
 	if (!err)
 		err = json_host(root, s);
 	if (!err)

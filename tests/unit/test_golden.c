@@ -22,6 +22,7 @@
 #include "out_files.h"
 #include "stream.h"
 #include "summary.h"
+#include "util.h"
 
 #define NR_SLOTS    4
 #define NR_EVENTS   6
@@ -186,8 +187,6 @@ static void check_golden(const char *got_path, const char *name)
 	free(got);
 	free(want);
 }
-
-#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
 /* The stdout formats, each into a file of the name at its index; then the -o files. */
 static const enum cg_format formats[] = { CG_FORMAT_CSV, CG_FORMAT_JSON, CG_FORMAT_TABLE };

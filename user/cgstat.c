@@ -275,10 +275,22 @@ static const char *slot_label(void *ctx, uint32_t slot, uint64_t cgid)
 	return cgroup_names__get(l->names, cgid);
 }
 
+/*
+ * The kernel's BTF the programs are relocated against: CGSTAT_BTF_PATH, for a kernel that
+ * does not expose its own (a file from BTFHub, or one made with pahole), else NULL: libbpf's
+ * default, the running kernel's.
+ */
+static const char *custom_btf_path(void)
+{
+	const char *path = getenv("CGSTAT_BTF_PATH");
+
+	return path && *path ? path : NULL;
+}
+
 /* Refuse early, with one line, what would otherwise fail deep inside libbpf. */
 static int check_can_run(void)
 {
-	const char *btf = getenv("CGSTAT_BTF_PATH");
+	const char *btf = custom_btf_path();
 
 	if (geteuid() != 0) {
 		fprintf(stderr, "cgstat: must run as root (it loads BPF programs)\n");
@@ -656,6 +668,7 @@ int main(int argc, char **argv)
 	copts.perf_fds = perf_counters__fds(events.perf);
 	copts.nr_perf_events = perf_counters__nr_open(events.perf);
 	copts.verbose = opts.verbose > 1;
+	copts.btf_path = custom_btf_path();
 	r.collector = collector__open(&copts);
 	if (!r.collector)
 		goto out;

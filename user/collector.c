@@ -155,8 +155,18 @@ out:
 	return err;
 }
 
+/* An error of libbpf's as words: its own codes (-LIBBPF_ERRNO__*) and errnos alike. */
+static const char *bpf_strerror(int err)
+{
+	static char text[128];
+
+	libbpf_strerror(err, text, sizeof(text));
+	return text;
+}
+
 struct collector *collector__open(const struct collector_opts *opts)
 {
+	LIBBPF_OPTS(bpf_object_open_opts, open_opts, .btf_custom_path = opts->btf_path);
 	struct collector *c;
 	int err;
 
@@ -174,10 +184,10 @@ struct collector *collector__open(const struct collector_opts *opts)
 		goto fail;
 	}
 
-	c->skel = cgstat_bpf__open();
+	c->skel = cgstat_bpf__open_opts(&open_opts);
 	if (!c->skel) {
 		err = -errno;
-		fprintf(stderr, "cgstat: cannot open the BPF object: %s\n", strerror(-err));
+		fprintf(stderr, "cgstat: cannot open the BPF object: %s\n", bpf_strerror(err));
 		goto fail;
 	}
 	c->skel->rodata->all_cgroups = opts->all_cgroups;
@@ -197,7 +207,13 @@ struct collector *collector__open(const struct collector_opts *opts)
 
 	err = cgstat_bpf__load(c->skel);
 	if (err) {
-		fprintf(stderr, "cgstat: cannot load the BPF programs: %s\n", strerror(-err));
+		if (opts->btf_path)
+			fprintf(stderr,
+				"cgstat: cannot load the BPF programs against the BTF in %s: %s\n",
+				opts->btf_path, bpf_strerror(err));
+		else
+			fprintf(stderr, "cgstat: cannot load the BPF programs: %s\n",
+				bpf_strerror(err));
 		goto fail;
 	}
 	err = watch_cgroups(c, opts);
@@ -225,7 +241,7 @@ struct collector *collector__open(const struct collector_opts *opts)
 
 	err = cgstat_bpf__attach(c->skel);
 	if (err) {
-		fprintf(stderr, "cgstat: cannot attach the BPF programs: %s\n", strerror(-err));
+		fprintf(stderr, "cgstat: cannot attach the BPF programs: %s\n", bpf_strerror(err));
 		goto fail;
 	}
 	err = seed_tasks(c);

@@ -28,6 +28,8 @@ struct collector_opts {
 	int nr_perf_events;
 	int nr_cpus;
 	bool verbose;
+	/* the kernel BTF to relocate against; NULL: the running kernel's */
+	const char *btf_path;
 };
 
 /* Load, attach and seed. NULL and errno on failure, after a message on stderr. */

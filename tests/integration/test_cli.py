@@ -531,6 +531,39 @@ def messages(args):
                      [report])
 
 
+def custom_btf(args, tmp):
+    """CGSTAT_BTF_PATH reaches libbpf: the kernel's BTF copied elsewhere relocates the programs
+    as the kernel's own does (the counts match cpu.stat), and a file there that is not BTF is
+    refused at load with its path named."""
+    btf = os.path.join(tmp, "vmlinux.btf")
+    shutil.copy("/sys/kernel/btf/vmlinux", btf)
+    with h.scratch_cgroup("btf") as cg:
+        os.environ["CGSTAT_BTF_PATH"] = btf
+        try:
+            cgstat = h.Cgstat(args.cgstat, ["-q", "-i", "0.5", "-c", "w=" + cg])
+        finally:
+            del os.environ["CGSTAT_BTF_PATH"]
+        report = h.run_workload(args.workload, cg, "steady", 1, 2)
+        h.settle()
+        code = cgstat.stop()
+        usage_ms = h.cgroup_usage_ms(cg)
+    h.check(code == 0, "CGSTAT_BTF_PATH, a copy of the kernel's BTF: exit code %d" % code)
+    got = h.sched_totals(cgstat.rows("sched-stats.csv"), "w")
+    h.check_cpu_stat("CGSTAT_BTF_PATH, a copy of the kernel's BTF: on-CPU", got["onCpuMillis"],
+                     usage_ms, [report])
+    h.check_final_counts("CGSTAT_BTF_PATH, a copy of the kernel's BTF:", got, report)
+
+    not_btf = os.path.join(tmp, "not-btf")
+    with open(not_btf, "wb") as f:
+        f.write(b"\0" * 4096)
+    code, _, err = run([args.cgstat, "-q", "--no-perf", "-d", "0.3", "-o",
+                        os.path.join(tmp, "not-btf-out")],
+                       env=dict(os.environ, CGSTAT_BTF_PATH=not_btf))
+    said = [l for l in err.decode(errors="replace").splitlines() if l.startswith("cgstat: ")]
+    h.check(code == 1 and len(said) == 1 and not_btf in said[0],
+            "CGSTAT_BTF_PATH, a file that is not BTF: exit %d, cgstat's lines %r" % (code, said))
+
+
 def main():
     args = h.parse_args()
     tmp = tempfile.mkdtemp(prefix="cgstat-cli-")
@@ -551,6 +584,7 @@ def main():
         readme_first_command(args, tmp)
         verbose_and_no_perf(args, tmp)
         messages(args)
+        custom_btf(args, tmp)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     h.done()

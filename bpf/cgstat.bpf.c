@@ -219,8 +219,8 @@ struct {
 /*
  * The time of an event: the scheduler's own run-queue clock (rq->clock) of the task's CPU,
  * which the kernel updated just before each tracepoint cgstat uses. Reading it is three loads,
- * where bpf_ktime_get_ns() reads the clocksource (about 40 ns on this VM, and four calls in
- * every ping-pong round trip); and it is the clock of the kernel's own schedstat, so
+ * where bpf_ktime_get_ns() reads the clocksource, four times in every ping-pong round trip
+ * (what that costs: docs/performance.md); and it is the clock of the kernel's own schedstat, so
  * cgstat's run-queue waits are schedstat's run_delay. Without FAIR_GROUP_SCHED there is no
  * se.cfs_rq->rq, and the monotonic clock serves instead.
  */
@@ -580,6 +580,11 @@ __noinline int task_move_cgroup(struct task_state *ts, __u64 cg, __u64 cgid, __u
 	return 0;
 }
 
+/*
+ * t's state, made on first sight, with its slots those of the cgroup it is in now: the hot
+ * path compares the cgroup id and the watch list's generation, and takes the slow path only
+ * when either changed. NULL when task storage is full (counted as a drop).
+ */
 static __always_inline struct task_state *task_state_get(struct task_struct *t, __u64 now,
 							 bool atomic)
 {
@@ -1332,8 +1337,8 @@ static long snapshot_slot(__u32 index, struct snapshot_ctx *c)
  * A snapshot that finds this CPU in its idle task while the record holds a task: the kernel
  * did not report that task's switch-out (see switch_repair()), and the CPU has idled since.
  * Left to this CPU's next switch, which on an idle VM can be a second away, the task would
- * count on CPU meanwhile, in the interval that ends now (an idle CI run saw 262 ms of it in
- * one interval, taken back in the next, where a drop below the last reading counts as none).
+ * count on CPU meanwhile, in the interval that ends now, and be taken back in the next, where
+ * a drop below the last reading counts as none (docs/metrics.md, "How time is attributed").
  * So the snapshot takes it off as that switch would, and records the idle task instead.
  * Interrupts (or, on the loader's own CPU, preemption) are off: no switch here interleaves.
  */

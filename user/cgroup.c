@@ -492,13 +492,17 @@ static int grow(struct cgroup_names *names)
 	return 0;
 }
 
-/* The stored label for id: the existing one, so that handed-out pointers stay valid. */
 /* "#1234": the label of an id no walk has found (yet); real labels start with '/'. */
 static bool is_fallback(const char *label)
 {
 	return label[0] == '#';
 }
 
+/*
+ * The stored label for id, storing a copy of label when id has none. A stored label is kept,
+ * so that pointers handed out stay valid, except a fallback ("#1234"), which a real label
+ * replaces.
+ */
 static const char *names_insert(struct cgroup_names *names, uint64_t id, const char *label)
 {
 	struct name_slot *slot = find_slot(names, id);

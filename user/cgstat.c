@@ -360,8 +360,8 @@ static void free_dead_slots(struct collector *c, struct cgroup_names *names,
 	}
 	/*
 	 * Under churn every new cgroup's record and histogram is allocated and freed around the
-	 * small entries the summary keeps, and glibc holds the freed pages between them: a
-	 * 30-minute soak grew by 230 kB a minute with 6 MB in use. Hand them back.
+	 * small entries the summary keeps, and glibc holds the freed pages between them, so RSS
+	 * grows while the heap in use does not (docs/reliability.md, "Soak"). Hand them back.
 	 */
 	if (freed)
 		malloc_trim(0);

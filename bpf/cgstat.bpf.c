@@ -376,12 +376,12 @@ static __always_inline void live_move(struct cg_slot_live *live, __u32 from, __u
 	if (from < CG_NR_STATES) {
 		barrier_var(from);
 		live->base[from] += now;
-		live->count[from]--;
+		live->in_state[from]--;
 	}
 	if (to < CG_NR_STATES) {
 		barrier_var(to);
 		live->base[to] -= now;
-		live->count[to]++;
+		live->in_state[to]++;
 	}
 }
 
@@ -428,12 +428,12 @@ static __always_inline long slot_move_atomic(__u32 index, void *ctx)
 	if (from < CG_NR_STATES) {
 		barrier_var(from);
 		__sync_fetch_and_add(&live->base[from], m->now);
-		__sync_fetch_and_sub(&live->count[from], 1);
+		__sync_fetch_and_sub(&live->in_state[from], 1);
 	}
 	if (to < CG_NR_STATES) {
 		barrier_var(to);
 		__sync_fetch_and_sub(&live->base[to], m->now);
-		__sync_fetch_and_add(&live->count[to], 1);
+		__sync_fetch_and_add(&live->in_state[to], 1);
 	}
 	__sync_fetch_and_add(&live->seq, 1);
 	return 0;
@@ -734,16 +734,16 @@ static __always_inline void count_switch_out(struct cg_slot_live *live,
 					     const struct switch_out *out)
 {
 	if (out->voluntary)
-		live->nvcsw++;
+		live->count[CG_NVCSW]++;
 	else
-		live->nivcsw++;
+		live->count[CG_NIVCSW]++;
 }
 
 static __always_inline void count_switch_in(struct cg_slot_live *live, const struct switch_in *in)
 {
 	if (in->from != CG_RUNQ)
 		return;
-	live->runq_waits++;
+	live->count[CG_RUNQ_WAITS]++;
 	if (in->bucket < CG_HIST_BUCKETS)
 		live->runq_hist[in->bucket]++;
 	if (in->wait > live->runq_max_ns)
@@ -1104,7 +1104,7 @@ static __always_inline long slot_migrated(__u32 index, void *ctx)
 	struct cg_slot_live *live = slot_live_of(v->set, index);
 
 	if (live)
-		live->migrations++;
+		live->count[CG_MIGRATIONS]++;
 	return 0;
 }
 
@@ -1240,12 +1240,12 @@ struct snapshot_ctx {
  */
 static long snapshot_slot(__u32 index, struct snapshot_ctx *c)
 {
-	__u64 time_ns[CG_NR_STATES], migrations, seq;
+	__u64 time_ns[CG_NR_STATES], count[CG_NR_COUNTS], seq;
 	struct cg_slot_live *live;
 	struct cg_slot_info *info;
 	struct cg_slot_snap *snap;
 	__s64 tasks;
-	int s, try, b, e;
+	int s, k, try, b, e;
 
 	live = c->cpu == CG_THIS_CPU ? bpf_map_lookup_elem(&slot_live, &index)
 				     : bpf_map_lookup_percpu_elem(&slot_live, &index, c->cpu);
@@ -1257,10 +1257,11 @@ static long snapshot_slot(__u32 index, struct snapshot_ctx *c)
 		seq = READ_ONCE(live->seq);
 		tasks = 0;
 		for (s = 0; s < CG_NR_STATES; s++) {
-			time_ns[s] = live->base[s] + live->count[s] * c->now;
-			tasks += live->count[s];
+			time_ns[s] = live->base[s] + live->in_state[s] * c->now;
+			tasks += live->in_state[s];
 		}
-		migrations = live->migrations;
+		for (k = 0; k < CG_NR_COUNTS; k++)
+			count[k] = live->count[k];
 		if (READ_ONCE(live->seq) == seq)
 			break;
 	}
@@ -1269,10 +1270,10 @@ static long snapshot_slot(__u32 index, struct snapshot_ctx *c)
 	 * says whether the task stolen from is in this slot; multiplied, not branched on, which
 	 * would double the states the verifier walks the histogram below in.
 	 */
-	time_ns[CG_ONCPU] -= live->count[CG_ONCPU] * c->open_stolen;
-	time_ns[CG_STOLEN] += live->count[CG_ONCPU] * c->open_stolen;
-	c->oncpu += live->count[CG_ONCPU];
-	if (live->count[CG_ONCPU] != 0 && live->count[CG_ONCPU] != 1)
+	time_ns[CG_ONCPU] -= live->in_state[CG_ONCPU] * c->open_stolen;
+	time_ns[CG_STOLEN] += live->in_state[CG_ONCPU] * c->open_stolen;
+	c->oncpu += live->in_state[CG_ONCPU];
+	if (live->in_state[CG_ONCPU] != 0 && live->in_state[CG_ONCPU] != 1)
 		c->oncpu_bad = true;
 	if (c->first) {
 		/*
@@ -1290,10 +1291,8 @@ static long snapshot_slot(__u32 index, struct snapshot_ctx *c)
 		for (s = 0; s < CG_NR_STATES; s++)
 			snap->time_ns[s] = time_ns[s];
 		snap->tasks = tasks;
-		snap->migrations = migrations;
-		snap->nvcsw = live->nvcsw;
-		snap->nivcsw = live->nivcsw;
-		snap->runq_waits = live->runq_waits;
+		for (k = 0; k < CG_NR_COUNTS; k++)
+			snap->count[k] = count[k];
 		snap->runq_max_ns = live->runq_max_ns;
 		for (e = 0; e < CG_MAX_EVENTS; e++) {
 			snap->counter[e] = live->counter[e];
@@ -1304,10 +1303,8 @@ static long snapshot_slot(__u32 index, struct snapshot_ctx *c)
 		for (s = 0; s < CG_NR_STATES; s++)
 			snap->time_ns[s] += time_ns[s];
 		snap->tasks += tasks;
-		snap->migrations += migrations;
-		snap->nvcsw += live->nvcsw;
-		snap->nivcsw += live->nivcsw;
-		snap->runq_waits += live->runq_waits;
+		for (k = 0; k < CG_NR_COUNTS; k++)
+			snap->count[k] += count[k];
 		if (live->runq_max_ns > snap->runq_max_ns)
 			snap->runq_max_ns = live->runq_max_ns;
 		for (e = 0; e < CG_MAX_EVENTS; e++) {
@@ -1322,12 +1319,12 @@ static long snapshot_slot(__u32 index, struct snapshot_ctx *c)
 	 * cumulative histogram instead of copied, so such a CPU is skipped. No switch (the only
 	 * writer of the histogram) can run on this CPU meanwhile.
 	 */
-	if (live->runq_waits != live->runq_waits_snapped) {
+	if (live->count[CG_RUNQ_WAITS] != live->runq_waits_snapped) {
 		for (b = 0; b < CG_HIST_BUCKETS; b++) {
 			snap->runq_hist[b] += live->runq_hist[b];
 			live->runq_hist[b] = 0;
 		}
-		live->runq_waits_snapped = live->runq_waits;
+		live->runq_waits_snapped = live->count[CG_RUNQ_WAITS];
 	}
 	live->runq_max_ns = 0;
 	return 0;

@@ -29,6 +29,19 @@ enum cg_state {
 	CG_NR_STATES,
 };
 
+/*
+ * What a cgroup's tasks did, counted per event. Each is one __u64 in the count[] of the slot,
+ * the snapshot, the record and the summary, so that carrying and adding them up are loops; a
+ * new count is an entry here, the BPF line that counts it, and its figures in user/derived.c.
+ */
+enum cg_count {
+	CG_NVCSW,      /* voluntary switches: the task's nvcsw moved at its switch-out */
+	CG_NIVCSW,     /* involuntary switches: preempted while runnable */
+	CG_MIGRATIONS, /* moves to another CPU, as se.nr_migrations counts them */
+	CG_RUNQ_WAITS, /* run-queue waits, each ended by a switch-in */
+	CG_NR_COUNTS,
+};
+
 /* How many watched cgroups one task can count in (itself and its watched ancestors). */
 #define CG_MAX_NEST 8
 
@@ -57,8 +70,8 @@ enum cg_state {
 
 /*
  * One watched cgroup on one CPU, as the scheduler programs write it. Per-CPU, so CPUs never
- * share a cache line. Times are kept as base + count * now: entering a state at t does
- * base -= t, count += 1; leaving it at t does base += t, count -= 1. Any reader that knows
+ * share a cache line. Times are kept as base + in_state * now: entering a state at t does
+ * base -= t, in_state += 1; leaving it at t does base += t, in_state -= 1. Any reader that knows
  * "now" then has the closed time plus the in-flight part of every task in that state, without
  * walking tasks. Only the sum over CPUs is meaningful (a task may enter on one CPU and leave on
  * another); the arithmetic wraps and the sum is right.
@@ -66,11 +79,8 @@ enum cg_state {
 struct cg_slot_live {
 	__u64 seq; /* bumped by programs that may interrupt a snapshot on this CPU */
 	__u64 base[CG_NR_STATES];
-	__s64 count[CG_NR_STATES];
-	__u64 nvcsw;
-	__u64 nivcsw;
-	__u64 migrations;
-	__u64 runq_waits;
+	__s64 in_state[CG_NR_STATES]; /* tasks in each state */
+	__u64 count[CG_NR_COUNTS];
 	__u64 runq_max_ns; /* since the last snapshot on this CPU; the snapshot resets it */
 	/*
 	 * perf counts while this cgroup ran, raw, with the time each event was enabled and
@@ -84,7 +94,7 @@ struct cg_slot_live {
 	/*
 	 * The waits since the last snapshot that had new ones on this CPU: that snapshot added
 	 * them to the slot's cumulative histogram and emptied this one. runq_waits_snapped is
-	 * runq_waits as it did, so an unchanged runq_waits means nothing to add.
+	 * count[CG_RUNQ_WAITS] as it did, so an unchanged count means nothing to add.
 	 */
 	__u64 runq_waits_snapped;
 	__u32 runq_hist[CG_HIST_BUCKETS];
@@ -133,10 +143,7 @@ struct cg_slot_snap {
 	__u32 pad;
 	__u64 time_ns[CG_NR_STATES];
 	__s64 tasks;
-	__u64 nvcsw;
-	__u64 nivcsw;
-	__u64 migrations;
-	__u64 runq_waits;
+	__u64 count[CG_NR_COUNTS];
 	__u64 runq_max_ns;
 	__u64 counter[CG_MAX_EVENTS]; /* raw; scaled by the drain with enabled and running */
 	__u64 enabled[CG_MAX_EVENTS];

@@ -21,32 +21,46 @@ int unit_decimals(enum cg_unit unit)
 	return 0;
 }
 
-const struct cg_column figure_columns[CG_NR_FIGURES] = {
-	[CG_FIG_CPU_CORES] = { "cpuCores", CG_UNIT_FINE },
-	[CG_FIG_TASKS] = { "tasks", CG_UNIT_COUNT },
-	[CG_FIG_ONCPU_MILLIS] = { "onCpuMillis", CG_UNIT_FINE },
-	[CG_FIG_RUNQ_MILLIS] = { "runqWaitMillis", CG_UNIT_FINE },
-	[CG_FIG_SLEEP_MILLIS] = { "offCpuSleepMillis", CG_UNIT_FINE },
-	[CG_FIG_BLOCKED_MILLIS] = { "offCpuBlockedMillis", CG_UNIT_FINE },
-	[CG_FIG_VCSW] = { "voluntarySwitches", CG_UNIT_COUNT },
-	[CG_FIG_IVCSW] = { "involuntarySwitches", CG_UNIT_COUNT },
-	[CG_FIG_MIGRATIONS] = { "migrations", CG_UNIT_COUNT },
-	[CG_FIG_RUNQ_WAITS] = { "runqWaits", CG_UNIT_COUNT },
-	[CG_FIG_RUNQ_P50_MICROS] = { "runqP50Micros", CG_UNIT_FINE },
-	[CG_FIG_RUNQ_P99_MICROS] = { "runqP99Micros", CG_UNIT_FINE },
-	[CG_FIG_RUNQ_MAX_MICROS] = { "runqMaxMicros", CG_UNIT_FINE },
-	[CG_FIG_VCSW_RATE] = { "voluntarySwitchesPerSecond", CG_UNIT_COARSE },
-	[CG_FIG_IVCSW_RATE] = { "involuntarySwitchesPerSecond", CG_UNIT_COARSE },
-	[CG_FIG_MIGRATIONS_RATE] = { "migrationsPerSecond", CG_UNIT_COARSE },
-	[CG_FIG_RUNQ_WAITS_RATE] = { "runqWaitsPerSecond", CG_UNIT_COARSE },
-	[CG_FIG_RUNQ_MILLIS_RATE] = { "runqWaitMillisPerSecond", CG_UNIT_COARSE },
-	[CG_FIG_SLEEP_MILLIS_RATE] = { "offCpuSleepMillisPerSecond", CG_UNIT_COARSE },
-	[CG_FIG_BLOCKED_MILLIS_RATE] = { "offCpuBlockedMillisPerSecond", CG_UNIT_COARSE },
-	[CG_FIG_RUNQ_PERCENT] = { "runqPercent", CG_UNIT_COARSE },
-	[CG_FIG_SLEEP_PERCENT] = { "offCpuSleepPercent", CG_UNIT_COARSE },
-	[CG_FIG_BLOCKED_PERCENT] = { "offCpuBlockedPercent", CG_UNIT_COARSE },
-	[CG_FIG_STOLEN_MILLIS] = { "stolenMillis", CG_UNIT_FINE },
-	[CG_FIG_STOLEN_MILLIS_RATE] = { "stolenMillisPerSecond", CG_UNIT_COARSE },
+#define TIME(state, scale)	   CG_AMOUNT_TIME, state, CG_SCALE_##scale
+#define COUNT(count, scale)	   CG_AMOUNT_COUNT, count, CG_SCALE_##scale
+#define RUNQ_QUANTILE(thousandths) CG_AMOUNT_RUNQ_QUANTILE, thousandths, CG_SCALE_MICROS
+
+const struct cg_figure_column figure_columns[CG_NR_FIGURES] = {
+	[CG_FIG_CPU_CORES] = { "cpuCores", CG_UNIT_FINE, TIME(CG_ONCPU, CORES) },
+	[CG_FIG_TASKS] = { "tasks", CG_UNIT_COUNT, CG_AMOUNT_TASKS, 0, CG_SCALE_AS_IS },
+	[CG_FIG_ONCPU_MILLIS] = { "onCpuMillis", CG_UNIT_FINE, TIME(CG_ONCPU, MILLIS) },
+	[CG_FIG_RUNQ_MILLIS] = { "runqWaitMillis", CG_UNIT_FINE, TIME(CG_RUNQ, MILLIS) },
+	[CG_FIG_SLEEP_MILLIS] = { "offCpuSleepMillis", CG_UNIT_FINE, TIME(CG_SLEEP, MILLIS) },
+	[CG_FIG_BLOCKED_MILLIS] = { "offCpuBlockedMillis", CG_UNIT_FINE, TIME(CG_BLOCKED, MILLIS) },
+	[CG_FIG_VCSW] = { "voluntarySwitches", CG_UNIT_COUNT, COUNT(CG_NVCSW, AS_IS) },
+	[CG_FIG_IVCSW] = { "involuntarySwitches", CG_UNIT_COUNT, COUNT(CG_NIVCSW, AS_IS) },
+	[CG_FIG_MIGRATIONS] = { "migrations", CG_UNIT_COUNT, COUNT(CG_MIGRATIONS, AS_IS) },
+	[CG_FIG_RUNQ_WAITS] = { "runqWaits", CG_UNIT_COUNT, COUNT(CG_RUNQ_WAITS, AS_IS) },
+	[CG_FIG_RUNQ_P50_MICROS] = { "runqP50Micros", CG_UNIT_FINE, RUNQ_QUANTILE(500) },
+	[CG_FIG_RUNQ_P99_MICROS] = { "runqP99Micros", CG_UNIT_FINE, RUNQ_QUANTILE(990) },
+	[CG_FIG_RUNQ_MAX_MICROS] = { "runqMaxMicros", CG_UNIT_FINE, CG_AMOUNT_RUNQ_MAX, 0,
+				     CG_SCALE_MICROS },
+	[CG_FIG_VCSW_RATE] = { "voluntarySwitchesPerSecond", CG_UNIT_COARSE,
+			       COUNT(CG_NVCSW, PER_SECOND) },
+	[CG_FIG_IVCSW_RATE] = { "involuntarySwitchesPerSecond", CG_UNIT_COARSE,
+				COUNT(CG_NIVCSW, PER_SECOND) },
+	[CG_FIG_MIGRATIONS_RATE] = { "migrationsPerSecond", CG_UNIT_COARSE,
+				     COUNT(CG_MIGRATIONS, PER_SECOND) },
+	[CG_FIG_RUNQ_WAITS_RATE] = { "runqWaitsPerSecond", CG_UNIT_COARSE,
+				     COUNT(CG_RUNQ_WAITS, PER_SECOND) },
+	[CG_FIG_RUNQ_MILLIS_RATE] = { "runqWaitMillisPerSecond", CG_UNIT_COARSE,
+				      TIME(CG_RUNQ, MILLIS_PER_SECOND) },
+	[CG_FIG_SLEEP_MILLIS_RATE] = { "offCpuSleepMillisPerSecond", CG_UNIT_COARSE,
+				       TIME(CG_SLEEP, MILLIS_PER_SECOND) },
+	[CG_FIG_BLOCKED_MILLIS_RATE] = { "offCpuBlockedMillisPerSecond", CG_UNIT_COARSE,
+					 TIME(CG_BLOCKED, MILLIS_PER_SECOND) },
+	[CG_FIG_RUNQ_PERCENT] = { "runqPercent", CG_UNIT_COARSE, TIME(CG_RUNQ, SHARE) },
+	[CG_FIG_SLEEP_PERCENT] = { "offCpuSleepPercent", CG_UNIT_COARSE, TIME(CG_SLEEP, SHARE) },
+	[CG_FIG_BLOCKED_PERCENT] = { "offCpuBlockedPercent", CG_UNIT_COARSE,
+				     TIME(CG_BLOCKED, SHARE) },
+	[CG_FIG_STOLEN_MILLIS] = { "stolenMillis", CG_UNIT_FINE, TIME(CG_STOLEN, MILLIS) },
+	[CG_FIG_STOLEN_MILLIS_RATE] = { "stolenMillisPerSecond", CG_UNIT_COARSE,
+					TIME(CG_STOLEN, MILLIS_PER_SECOND) },
 };
 
 static bool per_second(double amount, uint64_t interval_ns, double *value)
@@ -57,7 +71,7 @@ static bool per_second(double amount, uint64_t interval_ns, double *value)
 	return true;
 }
 
-static bool share_of_task_time(const struct cg_record *r, enum cg_state state, double *value)
+static bool share_of_task_time(const struct cg_record *r, int state, double *value)
 {
 	uint64_t total = 0;
 	int s;
@@ -70,88 +84,66 @@ static bool share_of_task_time(const struct cg_record *r, enum cg_state state, d
 	return true;
 }
 
-static bool runq_quantile_micros(const struct cg_record *r, double q, double *value)
+/* The amount col reads from r, as a number; false when r has none (no wait to take from). */
+static bool figure_amount(const struct cg_record *r, const struct cg_figure_column *col,
+			  double *amount)
 {
-	if (!r->runq_waits)
-		return false;
-	*value = (double)hist_quantile(&r->runq_hist, q, r->runq_max_ns) / NSEC_PER_USEC;
-	return true;
+	switch (col->amount) {
+	case CG_AMOUNT_TIME:
+		*amount = (double)r->time_ns[col->index];
+		return true;
+	case CG_AMOUNT_COUNT:
+		*amount = (double)r->count[col->index];
+		return true;
+	case CG_AMOUNT_TASKS:
+		*amount = (double)r->tasks;
+		return true;
+	case CG_AMOUNT_RUNQ_QUANTILE:
+		if (!r->count[CG_RUNQ_WAITS])
+			return false;
+		*amount = (double)hist_quantile(&r->runq_hist, col->index / 1000.0, r->runq_max_ns);
+		return true;
+	case CG_AMOUNT_RUNQ_MAX:
+		if (!r->count[CG_RUNQ_WAITS])
+			return false;
+		*amount = (double)r->runq_max_ns;
+		return true;
+	}
+	return false;
 }
 
 bool record_figure(const struct cg_record *r, uint64_t interval_ns, enum cg_figure fig,
 		   double *value)
 {
-	switch (fig) {
-	case CG_FIG_CPU_CORES:
+	const struct cg_figure_column *col;
+	double amount;
+
+	if ((unsigned int)fig >= CG_NR_FIGURES)
+		return false;
+	col = &figure_columns[fig];
+	if (!figure_amount(r, col, &amount))
+		return false;
+	switch (col->scale) {
+	case CG_SCALE_AS_IS:
+		*value = amount;
+		return true;
+	case CG_SCALE_MILLIS:
+		*value = amount / NSEC_PER_MSEC;
+		return true;
+	case CG_SCALE_MICROS:
+		*value = amount / NSEC_PER_USEC;
+		return true;
+	case CG_SCALE_PER_SECOND:
+		return per_second(amount, interval_ns, value);
+	case CG_SCALE_MILLIS_PER_SECOND:
+		return per_second(amount / NSEC_PER_MSEC, interval_ns, value);
+	case CG_SCALE_CORES:
 		if (!interval_ns)
 			return false;
-		*value = (double)r->time_ns[CG_ONCPU] / (double)interval_ns;
+		*value = amount / (double)interval_ns;
 		return true;
-	case CG_FIG_TASKS:
-		*value = (double)r->tasks;
-		return true;
-	case CG_FIG_ONCPU_MILLIS:
-		*value = (double)r->time_ns[CG_ONCPU] / NSEC_PER_MSEC;
-		return true;
-	case CG_FIG_RUNQ_MILLIS:
-		*value = (double)r->time_ns[CG_RUNQ] / NSEC_PER_MSEC;
-		return true;
-	case CG_FIG_SLEEP_MILLIS:
-		*value = (double)r->time_ns[CG_SLEEP] / NSEC_PER_MSEC;
-		return true;
-	case CG_FIG_BLOCKED_MILLIS:
-		*value = (double)r->time_ns[CG_BLOCKED] / NSEC_PER_MSEC;
-		return true;
-	case CG_FIG_VCSW:
-		*value = (double)r->nvcsw;
-		return true;
-	case CG_FIG_IVCSW:
-		*value = (double)r->nivcsw;
-		return true;
-	case CG_FIG_MIGRATIONS:
-		*value = (double)r->migrations;
-		return true;
-	case CG_FIG_RUNQ_WAITS:
-		*value = (double)r->runq_waits;
-		return true;
-	case CG_FIG_RUNQ_P50_MICROS:
-		return runq_quantile_micros(r, 0.5, value);
-	case CG_FIG_RUNQ_P99_MICROS:
-		return runq_quantile_micros(r, 0.99, value);
-	case CG_FIG_RUNQ_MAX_MICROS:
-		if (!r->runq_waits)
-			return false;
-		*value = (double)r->runq_max_ns / NSEC_PER_USEC;
-		return true;
-	case CG_FIG_VCSW_RATE:
-		return per_second((double)r->nvcsw, interval_ns, value);
-	case CG_FIG_IVCSW_RATE:
-		return per_second((double)r->nivcsw, interval_ns, value);
-	case CG_FIG_MIGRATIONS_RATE:
-		return per_second((double)r->migrations, interval_ns, value);
-	case CG_FIG_RUNQ_WAITS_RATE:
-		return per_second((double)r->runq_waits, interval_ns, value);
-	case CG_FIG_RUNQ_MILLIS_RATE:
-		return per_second((double)r->time_ns[CG_RUNQ] / NSEC_PER_MSEC, interval_ns, value);
-	case CG_FIG_SLEEP_MILLIS_RATE:
-		return per_second((double)r->time_ns[CG_SLEEP] / NSEC_PER_MSEC, interval_ns, value);
-	case CG_FIG_BLOCKED_MILLIS_RATE:
-		return per_second((double)r->time_ns[CG_BLOCKED] / NSEC_PER_MSEC, interval_ns,
-				  value);
-	case CG_FIG_RUNQ_PERCENT:
-		return share_of_task_time(r, CG_RUNQ, value);
-	case CG_FIG_SLEEP_PERCENT:
-		return share_of_task_time(r, CG_SLEEP, value);
-	case CG_FIG_BLOCKED_PERCENT:
-		return share_of_task_time(r, CG_BLOCKED, value);
-	case CG_FIG_STOLEN_MILLIS:
-		*value = (double)r->time_ns[CG_STOLEN] / NSEC_PER_MSEC;
-		return true;
-	case CG_FIG_STOLEN_MILLIS_RATE:
-		return per_second((double)r->time_ns[CG_STOLEN] / NSEC_PER_MSEC, interval_ns,
-				  value);
-	case CG_NR_FIGURES:
-		break;
+	case CG_SCALE_SHARE:
+		return share_of_task_time(r, col->index, value);
 	}
 	return false;
 }

@@ -27,6 +27,35 @@ struct cg_column {
 	enum cg_unit unit;
 };
 
+/* What of a record a figure is made from. */
+enum cg_amount {
+	CG_AMOUNT_TIME,		 /* time_ns[index]: an enum cg_state */
+	CG_AMOUNT_COUNT,	 /* count[index]: an enum cg_count */
+	CG_AMOUNT_TASKS,	 /* tasks at the end */
+	CG_AMOUNT_RUNQ_QUANTILE, /* index: the quantile in thousandths; needs a wait */
+	CG_AMOUNT_RUNQ_MAX,	 /* the longest wait; needs a wait */
+};
+
+/* How the amount is shown. */
+enum cg_scale {
+	CG_SCALE_AS_IS,
+	CG_SCALE_MILLIS,	    /* nanoseconds as milliseconds */
+	CG_SCALE_MICROS,	    /* nanoseconds as microseconds */
+	CG_SCALE_PER_SECOND,	    /* per second of the time covered */
+	CG_SCALE_MILLIS_PER_SECOND, /* nanoseconds as milliseconds per second */
+	CG_SCALE_CORES,		    /* nanoseconds per nanosecond of the time covered */
+	CG_SCALE_SHARE,		    /* percent of the tasks' time in all states */
+};
+
+/* One figure: its name and unit, and how it is made from a record. */
+struct cg_figure_column {
+	const char *name; /* the CSV header and JSON key */
+	enum cg_unit unit;
+	enum cg_amount amount;
+	int index;
+	enum cg_scale scale;
+};
+
 /* What one record says about its cgroup over the time it covers. */
 enum cg_figure {
 	CG_FIG_CPU_CORES, /* on-CPU time / interval */
@@ -57,7 +86,7 @@ enum cg_figure {
 	CG_NR_FIGURES,
 };
 
-extern const struct cg_column figure_columns[CG_NR_FIGURES];
+extern const struct cg_figure_column figure_columns[CG_NR_FIGURES];
 
 /*
  * Figure fig of r, whose amounts cover interval_ns (a summary passes run totals and the run's

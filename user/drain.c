@@ -94,10 +94,10 @@ static void record_counters(const struct drain *d, struct cg_record *r,
 			r->counter[i] = r->time_ns[CG_ONCPU] + r->time_ns[CG_STOLEN];
 			break;
 		case CG_EVENT_CORE_CONTEXT_SWITCHES:
-			r->counter[i] = r->nvcsw + r->nivcsw;
+			r->counter[i] = r->count[CG_NVCSW] + r->count[CG_NIVCSW];
 			break;
 		case CG_EVENT_CORE_MIGRATIONS:
-			r->counter[i] = r->migrations;
+			r->counter[i] = r->count[CG_MIGRATIONS];
 			break;
 		default:
 			r->counter_valid[i] = col->perf_index >= 0;
@@ -118,17 +118,15 @@ static void record_counters(const struct drain *d, struct cg_record *r,
 static void record_fill(const struct drain *d, struct cg_record *r, const struct cg_slot_snap *cur,
 			const struct cg_slot_snap *prev)
 {
-	int s, b;
+	int s, k, b;
 
 	r->cgid = cur->cgid;
 	r->tasks = cur->tasks > 0 ? (uint64_t)cur->tasks : 0;
 	for (s = 0; s < CG_NR_STATES; s++)
 		r->time_ns[s] = grown(cur->time_ns[s], prev->time_ns[s]);
-	r->nvcsw = grown(cur->nvcsw, prev->nvcsw);
-	r->nivcsw = grown(cur->nivcsw, prev->nivcsw);
-	r->migrations = grown(cur->migrations, prev->migrations);
-	r->runq_waits = grown(cur->runq_waits, prev->runq_waits);
-	r->runq_max_ns = r->runq_waits ? cur->runq_max_ns : 0;
+	for (k = 0; k < CG_NR_COUNTS; k++)
+		r->count[k] = grown(cur->count[k], prev->count[k]);
+	r->runq_max_ns = r->count[CG_RUNQ_WAITS] ? cur->runq_max_ns : 0;
 	r->runq_hist.count = 0;
 	for (b = 0; b < CG_HIST_BUCKETS; b++) {
 		/* 32-bit per-CPU counters: the difference modulo 2^32 is right */
@@ -140,22 +138,25 @@ static void record_fill(const struct drain *d, struct cg_record *r, const struct
 
 static bool record_active(const struct cg_record *r)
 {
-	return r->time_ns[CG_ONCPU] || r->nvcsw || r->nivcsw || r->migrations || r->runq_waits;
+	int k;
+
+	for (k = 0; k < CG_NR_COUNTS; k++)
+		if (r->count[k])
+			return true;
+	return r->time_ns[CG_ONCPU] != 0;
 }
 
 /* r's figures added into t's: two cgroups of one label in one interval. */
 static void record_add(struct cg_record *t, const struct cg_record *r, int nr_cols)
 {
-	int s, b, i;
+	int s, k, b, i;
 
 	/* different cgroups: their tasks add up (a removed one's are about to go) */
 	t->tasks += r->tasks;
 	for (s = 0; s < CG_NR_STATES; s++)
 		t->time_ns[s] += r->time_ns[s];
-	t->nvcsw += r->nvcsw;
-	t->nivcsw += r->nivcsw;
-	t->migrations += r->migrations;
-	t->runq_waits += r->runq_waits;
+	for (k = 0; k < CG_NR_COUNTS; k++)
+		t->count[k] += r->count[k];
 	if (r->runq_max_ns > t->runq_max_ns)
 		t->runq_max_ns = r->runq_max_ns;
 	for (b = 0; b < CG_HIST_BUCKETS; b++)

@@ -11,8 +11,8 @@
 
 /*
  * Where a column's figure comes from. Three software events are counted exactly by cgstat's
- * own scheduler programs, so they are taken from the record (time_ns[CG_ONCPU], nvcsw +
- * nivcsw, migrations) rather than from a perf counter.
+ * own scheduler programs, so they are taken from the record (time_ns[CG_ONCPU], the switch
+ * and migration counts) rather than from a perf counter.
  */
 enum cg_event_source {
 	CG_EVENT_FROM_PERF = 0,

@@ -24,10 +24,7 @@
 struct summary_sums {
 	uint64_t tasks;
 	uint64_t time_ns[CG_NR_STATES];
-	uint64_t nvcsw;
-	uint64_t nivcsw;
-	uint64_t migrations;
-	uint64_t runq_waits;
+	uint64_t count[CG_NR_COUNTS];
 	uint64_t runq_max_ns;
 	uint64_t counter[CG_MAX_EVENTS];
 	bool counter_valid[CG_MAX_EVENTS];
@@ -298,10 +295,7 @@ static void sums_of_record(struct summary_sums *u, const struct cg_record *r)
 {
 	u->tasks = r->tasks;
 	memcpy(u->time_ns, r->time_ns, sizeof(u->time_ns));
-	u->nvcsw = r->nvcsw;
-	u->nivcsw = r->nivcsw;
-	u->migrations = r->migrations;
-	u->runq_waits = r->runq_waits;
+	memcpy(u->count, r->count, sizeof(u->count));
 	u->runq_max_ns = r->runq_max_ns;
 	memcpy(u->counter, r->counter, sizeof(u->counter));
 	memcpy(u->counter_valid, r->counter_valid, sizeof(u->counter_valid));
@@ -314,10 +308,7 @@ static void record_of_sums(struct cg_record *r, const struct summary_sums *u,
 	memset(r, 0, sizeof(*r));
 	r->tasks = u->tasks;
 	memcpy(r->time_ns, u->time_ns, sizeof(r->time_ns));
-	r->nvcsw = u->nvcsw;
-	r->nivcsw = u->nivcsw;
-	r->migrations = u->migrations;
-	r->runq_waits = u->runq_waits;
+	memcpy(r->count, u->count, sizeof(r->count));
 	r->runq_max_ns = u->runq_max_ns;
 	if (hist)
 		r->runq_hist = *hist;
@@ -332,10 +323,8 @@ static void add_sums(struct summary_sums *t, const struct summary_sums *u, int n
 
 	for (i = 0; i < CG_NR_STATES; i++)
 		t->time_ns[i] += u->time_ns[i];
-	t->nvcsw += u->nvcsw;
-	t->nivcsw += u->nivcsw;
-	t->migrations += u->migrations;
-	t->runq_waits += u->runq_waits;
+	for (i = 0; i < CG_NR_COUNTS; i++)
+		t->count[i] += u->count[i];
 	if (u->runq_max_ns > t->runq_max_ns)
 		t->runq_max_ns = u->runq_max_ns;
 	for (i = 0; i < nr_events; i++) {

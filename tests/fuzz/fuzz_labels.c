@@ -434,7 +434,7 @@ static void check_stream(const char *label, size_t n, const char *clean)
 		.name = label,
 		.tasks = 3,
 		.time_ns = { 500000000, 100000000, 300000000, 100000000 },
-		.nvcsw = 10,
+		.count[CG_NVCSW] = 10,
 		.counter = { 2000000, 3000000 },
 		.counter_valid = { true, true },
 	};

@@ -23,10 +23,10 @@ static void test_record_figures(void)
 		.name = "web",
 		.tasks = 12,
 		.time_ns = { 1500000000, 500000000, 1500000000, 500000000 },
-		.nvcsw = 250,
-		.nivcsw = 20,
-		.migrations = 5,
-		.runq_waits = 4,
+		.count[CG_NVCSW] = 250,
+		.count[CG_NIVCSW] = 20,
+		.count[CG_MIGRATIONS] = 5,
+		.count[CG_RUNQ_WAITS] = 4,
 		.runq_max_ns = 37000,
 	};
 	double value;
@@ -73,7 +73,7 @@ static void test_record_figures(void)
 	CHECK(near(figure(&r, 0, CG_FIG_VCSW), 250));
 
 	/* No waits: no run-queue figures at all. */
-	r.runq_waits = 0;
+	r.count[CG_RUNQ_WAITS] = 0;
 	r.runq_max_ns = 0;
 	CHECK(!record_figure(&r, 1000000000, CG_FIG_RUNQ_P50_MICROS, &value));
 	CHECK(!record_figure(&r, 1000000000, CG_FIG_RUNQ_P99_MICROS, &value));

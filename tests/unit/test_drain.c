@@ -95,16 +95,20 @@ static void test_same_label_merged(void)
 	if (!d)
 		return;
 	drain__baseline(d, snap, 3);
-	snap[0] = (struct cg_slot_snap){ .cgid = 10, .dead = 1, .nvcsw = 4, .runq_waits = 1 };
+	snap[0] = (struct cg_slot_snap){
+		.cgid = 10, .dead = 1, .count[CG_NVCSW] = 4, .count[CG_RUNQ_WAITS] = 1
+	};
 	snap[0].time_ns[CG_ONCPU] = 300;
 	snap[0].time_ns[CG_STOLEN] = 5;
 	snap[0].runq_max_ns = 900;
 	snap[0].runq_hist[cg_hist_bucket(900)] = 1;
-	snap[1] = (struct cg_slot_snap){ .cgid = 11, .tasks = 2, .nvcsw = 6, .runq_waits = 1 };
+	snap[1] = (struct cg_slot_snap){
+		.cgid = 11, .tasks = 2, .count[CG_NVCSW] = 6, .count[CG_RUNQ_WAITS] = 1
+	};
 	snap[1].time_ns[CG_ONCPU] = 200;
 	snap[1].runq_max_ns = 100;
 	snap[1].runq_hist[cg_hist_bucket(100)] = 1;
-	snap[2] = (struct cg_slot_snap){ .cgid = 12, .tasks = 1, .nvcsw = 1 };
+	snap[2] = (struct cg_slot_snap){ .cgid = 12, .tasks = 1, .count[CG_NVCSW] = 1 };
 	snap[2].time_ns[CG_ONCPU] = 7;
 	CHECK(drain__interval(d, snap, 3, false, &iv) == 0);
 	CHECK(iv.nr_records == 2);
@@ -112,14 +116,15 @@ static void test_same_label_merged(void)
 		goto out;
 	r = &iv.records[0];
 	CHECK_STR(r->name, "svc");
-	CHECK(r->cgid == 11 && r->tasks == 2 && r->nvcsw == 10 && r->runq_waits == 2);
+	CHECK(r->cgid == 11 && r->tasks == 2 && r->count[CG_NVCSW] == 10 &&
+	      r->count[CG_RUNQ_WAITS] == 2);
 	CHECK(r->time_ns[CG_ONCPU] == 500 && r->time_ns[CG_STOLEN] == 5);
 	CHECK(r->runq_max_ns == 900 && r->runq_hist.count == 2);
 	/* task-clock is on-CPU + stolen, of both cgroups */
 	CHECK(r->counter_valid[0] && r->counter[0] == 505);
 	r = &iv.records[1];
 	CHECK_STR(r->name, "other");
-	CHECK(r->cgid == 12 && r->nvcsw == 1 && r->time_ns[CG_ONCPU] == 7);
+	CHECK(r->cgid == 12 && r->count[CG_NVCSW] == 1 && r->time_ns[CG_ONCPU] == 7);
 out:
 	drain__free(d);
 }

@@ -65,10 +65,10 @@ static void run_for(struct cg_slot_snap *s, uint64_t on_ns, uint64_t runq_ns, ui
 	s->time_ns[CG_SLEEP] += on_ns / 2;
 	s->time_ns[CG_BLOCKED] += on_ns / 8;
 	s->time_ns[CG_STOLEN] += on_ns / 100;
-	s->nvcsw += waits;
-	s->nivcsw += waits / 4;
-	s->migrations += waits / 10;
-	s->runq_waits += waits;
+	s->count[CG_NVCSW] += waits;
+	s->count[CG_NIVCSW] += waits / 4;
+	s->count[CG_MIGRATIONS] += waits / 10;
+	s->count[CG_RUNQ_WAITS] += waits;
 	if (longest_ns > s->runq_max_ns)
 		s->runq_max_ns = longest_ns;
 	s->runq_hist[cg_hist_bucket(longest_ns)] += 1;

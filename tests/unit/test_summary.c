@@ -33,7 +33,7 @@ static void test_exact(void)
 		.name = "web",
 		.tasks = 3,
 		.time_ns = { 1500000000, 0, 0, 0 },
-		.nvcsw = 250,
+		.count[CG_NVCSW] = 250,
 	};
 	struct cg_interval iv = {
 		.epoch_ms = 2000,
@@ -95,10 +95,10 @@ static void test_run(void)
 			.name = "web",
 			.tasks = 10,
 			.time_ns = { 1500000000, 200000000, 300000000, 0 },
-			.nvcsw = 300,
-			.nivcsw = 30,
-			.migrations = 6,
-			.runq_waits = 2,
+			.count[CG_NVCSW] = 300,
+			.count[CG_NIVCSW] = 30,
+			.count[CG_MIGRATIONS] = 6,
+			.count[CG_RUNQ_WAITS] = 2,
 			.runq_max_ns = 37000,
 			.counter = { 3000000000ULL, 6000000000ULL, 1500000000 },
 			.counter_valid = { true, true, true },
@@ -107,7 +107,7 @@ static void test_run(void)
 			.name = "db",
 			.tasks = 4,
 			.time_ns = { 500000000, 0, 0, 0 },
-			.nvcsw = 100,
+			.count[CG_NVCSW] = 100,
 			.counter = { 1000000000, 1000000000, 500000000 },
 			.counter_valid = { true, true, true },
 		},
@@ -124,8 +124,8 @@ static void test_run(void)
 			.name = "web",
 			.tasks = 12,
 			.time_ns = { 750000000, 100000000, 0, 50000000, 30000000 },
-			.nvcsw = 150,
-			.runq_waits = 1,
+			.count[CG_NVCSW] = 150,
+			.count[CG_RUNQ_WAITS] = 1,
 			.runq_max_ns = 20000,
 			.counter = { 1500000000, 3000000000ULL, 750000000 },
 			.counter_valid = { true, true, false },
@@ -262,7 +262,7 @@ static void add_wait(struct cg_record *r, uint64_t ns)
 {
 	r->runq_hist.bucket[cg_hist_bucket(ns)]++;
 	r->runq_hist.count++;
-	r->runq_waits++;
+	r->count[CG_RUNQ_WAITS]++;
 	if (ns > r->runq_max_ns)
 		r->runq_max_ns = ns;
 }
@@ -289,7 +289,7 @@ static void test_retire_exact(void)
 			.name = "web",
 			.tasks = 5,
 			.time_ns = { 1000000000, 2000000, 3000000, 4000000 },
-			.nvcsw = 100,
+			.count[CG_NVCSW] = 100,
 			.counter = { 2000000000, 3000000000ULL },
 			.counter_valid = { true, true },
 		},
@@ -297,8 +297,8 @@ static void test_retire_exact(void)
 			.name = "db",
 			.tasks = 2,
 			.time_ns = { 500000000, 1000000, 0, 0 },
-			.nivcsw = 7,
-			.migrations = 3,
+			.count[CG_NIVCSW] = 7,
+			.count[CG_MIGRATIONS] = 3,
 			.counter = { 1000000000, 1000000000 },
 			.counter_valid = { true, true },
 		},
@@ -315,7 +315,7 @@ static void test_retire_exact(void)
 			.name = "web",
 			.tasks = 6,
 			.time_ns = { 1000000000, 0, 0, 0 },
-			.nvcsw = 50,
+			.count[CG_NVCSW] = 50,
 			.counter = { 2000000000, 1000000000 },
 			.counter_valid = { true, false },
 		},
@@ -414,13 +414,13 @@ static void test_retire_reappear(void)
 		.name = "web",
 		.tasks = 3,
 		.time_ns = { 400000000, 0, 0, 0 },
-		.nvcsw = 10,
+		.count[CG_NVCSW] = 10,
 	};
 	struct cg_record web2 = {
 		.name = "web",
 		.tasks = 4,
 		.time_ns = { 600000000, 0, 0, 0 },
-		.nvcsw = 30,
+		.count[CG_NVCSW] = 30,
 	};
 	struct cg_interval iv1 = { .interval_ns = 1000000000, .nr_records = 1, .records = &web1 };
 	struct cg_interval iv2 = { .interval_ns = 1000000000, .nr_records = 1, .records = &web2 };
@@ -520,7 +520,7 @@ static void short_lived(struct cg_record *r, char *name, size_t size, int i)
 	r->name = name;
 	r->tasks = i % 3;
 	r->time_ns[CG_ONCPU] = 1000 * (uint64_t)(i + 1);
-	r->nvcsw = i + 1;
+	r->count[CG_NVCSW] = i + 1;
 	r->counter[0] = 1000 * (uint64_t)i;
 	r->counter[1] = 3000 * (uint64_t)i;
 	r->counter_valid[0] = r->counter_valid[1] = true;
@@ -572,7 +572,7 @@ static void test_retire_folds(void)
 		if (i < SUMMARY_MAX_RETIRED)
 			continue;
 		oncpu += r.time_ns[CG_ONCPU];
-		nvcsw += r.nvcsw;
+		nvcsw += r.count[CG_NVCSW];
 		tasks += r.tasks;
 		cycles += r.counter[0];
 		instructions += r.counter[1];
@@ -709,9 +709,9 @@ static void test_many(void)
 		snprintf(names[i], sizeof(names[i]), "kubepods.slice/pod-%d%s", i,
 			 i == 77 ? "\xff" : "");
 		records[i].name = names[i];
-		records[i].nvcsw = i;
+		records[i].count[CG_NVCSW] = i;
 		records[2 * n - 1 - i].name = names[i];
-		records[2 * n - 1 - i].nvcsw = 2 * (uint64_t)i;
+		records[2 * n - 1 - i].count[CG_NVCSW] = 2 * (uint64_t)i;
 	}
 	iv1.records = records;
 	iv2.records = records + n;

@@ -342,7 +342,7 @@ def moved_process(args):
         with open(os.path.join(dst, "cgroup.procs"), "w") as f:
             f.write(str(work.pid))
         moved_ms = time.time() * 1000
-        report = h.parse_report(work.communicate(timeout=60)[0])
+        report = h.parse_report(work.communicate(timeout=60)[0], time.monotonic_ns())
         h.settle()
         code = cgstat.stop()
         usage_dst = h.cgroup_usage_ms(dst)

@@ -260,7 +260,8 @@ static void report(void)
  * the main thread's own figures, less its baseline. What they leave out is small and known:
  * each worker's last switch and the few microseconds around it (taken after its figures were
  * folded in), and the main thread's exit. tail_ns is the wall time from the report to this
- * reading, within which the workers' last waits and sleeps fall.
+ * reading, within which the workers' last waits and sleeps fall; read_ns is when this reading
+ * was taken (CLOCK_MONOTONIC), from which the test bounds what the main thread's exit adds.
  */
 static void report_after(int workers)
 {
@@ -273,9 +274,9 @@ static void report_after(int workers)
 	    read_kstat("/proc/thread-self", &k))
 		die("report_after");
 	kstat_sub(&k, &main_baseline);
-	printf("{\"after\":{\"workers\":%d,\"tail_ns\":%lu,\"nvcsw\":%lu,\"nivcsw\":%lu,"
-	       "\"exec_ns\":%lu,",
-	       workers, now - report_ns, ru.ru_nvcsw - main_baseline.nvcsw,
+	printf("{\"after\":{\"workers\":%d,\"tail_ns\":%lu,\"read_ns\":%lu,\"nvcsw\":%lu,"
+	       "\"nivcsw\":%lu,\"exec_ns\":%lu,",
+	       workers, now - report_ns, now, ru.ru_nvcsw - main_baseline.nvcsw,
 	       ru.ru_nivcsw - main_baseline.nivcsw,
 	       (uint64_t)(cpu.tv_sec * 1000000000L + cpu.tv_nsec - main_baseline.exec_ns));
 	k.alive_ns = alive_ns(getpid(), now);

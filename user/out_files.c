@@ -8,9 +8,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "csv.h"
 #include "derived.h"
 #include "out_files.h"
+#include "text.h"
 #include "util.h"
 
 #define CREATE_FLAGS (O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC)
@@ -166,132 +166,113 @@ static void row_file_close(struct row_file *rf)
 		close(rf->fd);
 }
 
-static int leading_header(FILE *f)
+static void leading_header(FILE *f)
 {
-	int err;
-
-	err = csv_field(f, "epochMillis");
-	if (!err)
-		err = csv_sep(f);
-	if (!err)
-		err = csv_field(f, "container");
-	return err;
+	csv_field(f, "epochMillis");
+	csv_sep(f);
+	csv_field(f, "container");
 }
 
-static int figure_header(FILE *f, const struct figure_file *ff)
+static void figure_header(FILE *f, const struct figure_file *ff)
 {
-	int i, err;
+	int i;
 
-	err = leading_header(f);
-	for (i = 0; i < ff->nr_figures && !err; i++) {
-		err = csv_sep(f);
-		if (!err)
-			err = csv_field(f, figure_columns[ff->figures[i]].name);
+	leading_header(f);
+	for (i = 0; i < ff->nr_figures; i++) {
+		csv_sep(f);
+		csv_field(f, figure_columns[ff->figures[i]].name);
 	}
-	return err ?: csv_end_row(f);
+	csv_end_row(f);
 }
 
-static int leading_fields(FILE *f, const struct cg_interval *iv, const struct cg_record *r)
+static void leading_fields(FILE *f, const struct cg_interval *iv, const struct cg_record *r)
 {
-	int err;
-
-	err = csv_u64(f, iv->epoch_ms);
-	if (!err)
-		err = csv_sep(f);
-	if (!err)
-		err = csv_field(f, r->name);
-	return err;
+	csv_u64(f, iv->epoch_ms);
+	csv_sep(f);
+	csv_field(f, r->name);
 }
 
-static int figure_row(FILE *f, const struct figure_file *ff, const struct cg_interval *iv,
-		      const struct cg_record *r)
+static void figure_row(FILE *f, const struct figure_file *ff, const struct cg_interval *iv,
+		       const struct cg_record *r)
 {
 	double value;
 	bool valid;
-	int i, err;
+	int i;
 
-	err = leading_fields(f, iv, r);
-	for (i = 0; i < ff->nr_figures && !err; i++) {
+	leading_fields(f, iv, r);
+	for (i = 0; i < ff->nr_figures; i++) {
 		valid = record_figure(r, iv->interval_ns, ff->figures[i], &value);
-		err = csv_sep(f);
-		if (!err)
-			err = csv_number(f, valid, value, figure_columns[ff->figures[i]].unit);
+		csv_sep(f);
+		csv_number(f, valid, value, unit_decimals(figure_columns[ff->figures[i]].unit));
 	}
-	return err ?: csv_end_row(f);
+	csv_end_row(f);
 }
 
-static int perf_header(FILE *f, const struct cg_interval *iv)
+static void perf_header(FILE *f, const struct cg_interval *iv)
 {
-	int err;
-
-	err = leading_header(f);
-	if (!err)
-		err = csv_sep(f);
-	if (!err)
-		err = csv_fields(f, iv->event_columns, iv->nr_events);
-	return err ?: csv_end_row(f);
+	leading_header(f);
+	csv_sep(f);
+	csv_fields(f, iv->event_columns, iv->nr_events);
+	csv_end_row(f);
 }
 
-static int perf_row(FILE *f, const struct cg_interval *iv, const struct cg_record *r)
+static void perf_row(FILE *f, const struct cg_interval *iv, const struct cg_record *r)
 {
 	enum cg_unit unit;
 	double value;
-	int i, err;
+	int i;
 
-	err = leading_fields(f, iv, r);
-	for (i = 0; i < iv->nr_events && !err; i++) {
+	leading_fields(f, iv, r);
+	for (i = 0; i < iv->nr_events; i++) {
 		value = event_figure(iv->event_columns[i], r->counter[i], &unit);
-		err = csv_sep(f);
-		if (!err)
-			err = csv_number(f, r->counter_valid[i], value, unit);
+		csv_sep(f);
+		csv_number(f, r->counter_valid[i], value, unit_decimals(unit));
 	}
-	return err ?: csv_end_row(f);
+	csv_end_row(f);
 }
 
-/* host-io.csv's header, its columns fixed by the first valid sample h. */
+/* host-io.csv's header, its columns fixed by the first valid sample h. 0 or -ENOMEM. */
 static int host_header(struct out_files *o, const struct cg_host *h)
 {
 	char(*columns)[CG_HOST_COLUMN_NAME_MAX];
-	int i, n = host_nr_columns(h), err;
-	FILE *f;
+	int i, n = host_nr_columns(h);
+	FILE *f = o->host.rows;
 
 	columns = calloc(n, sizeof(*columns));
 	if (!columns)
 		return -ENOMEM;
 	for (i = 0; i < n; i++)
 		host_column(h, i, columns[i]);
-	f = o->host.rows;
 	o->host_columns = columns;
 	o->nr_host_columns = n;
 
-	err = csv_field(f, "epochMs");
-	for (i = 0; i < n && !err; i++) {
-		err = csv_sep(f);
-		if (!err)
-			err = csv_field(f, columns[i]);
+	csv_field(f, "epochMs");
+	for (i = 0; i < n; i++) {
+		csv_sep(f);
+		csv_field(f, columns[i]);
 	}
-	return err ?: csv_end_row(f);
+	csv_end_row(f);
+	return 0;
 }
 
-static int host_row(struct out_files *o, const struct cg_interval *iv)
+static void host_row(struct out_files *o, const struct cg_interval *iv)
 {
 	char name[CG_HOST_COLUMN_NAME_MAX];
-	int i, n = host_nr_columns(&iv->host), err;
+	int i, n = host_nr_columns(&iv->host);
+	FILE *f = o->host.rows;
 	double value;
 
-	FILE *f = o->host.rows;
-
-	err = csv_u64(f, iv->epoch_ms);
-	for (i = 0; i < o->nr_host_columns && !err; i++) {
-		err = csv_sep(f);
-		if (err || i >= n)
+	csv_u64(f, iv->epoch_ms);
+	for (i = 0; i < o->nr_host_columns; i++) {
+		csv_sep(f);
+		if (i >= n)
 			continue;
 		/* The sampler keeps its disks; should one ever differ, its column stays empty. */
 		value = host_column(&iv->host, i, name);
 		if (!strcmp(name, o->host_columns[i]))
-			err = csv_number(f, true, value, CG_UNIT_COARSE);
+			csv_number(f, true, value, unit_decimals(CG_UNIT_COARSE));
 	}
-	return err ?: csv_end_row(f);
+	csv_end_row(f);
 }
 
 struct out_files *out_files__open(const char *dir, unsigned int flags)
@@ -313,12 +294,11 @@ struct out_files *out_files__open(const char *dir, unsigned int flags)
 	err = row_file_open(&o->container, o->dirfd, container_file.name);
 	if (!err)
 		err = row_file_open(&o->sched, o->dirfd, sched_file.name);
-	if (!err)
-		err = figure_header(o->container.rows, &container_file);
-	if (!err)
-		err = figure_header(o->sched.rows, &sched_file);
-	if (!err)
+	if (!err) {
+		figure_header(o->container.rows, &container_file);
+		figure_header(o->sched.rows, &sched_file);
 		err = row_file_commit(&o->container);
+	}
 	if (!err)
 		err = row_file_commit(&o->sched);
 	if (!err && (flags & OUT_FILES_PERF))
@@ -352,32 +332,32 @@ static int commit_all(struct out_files *o)
 	return err;
 }
 
+/* The rows go to memory streams; a failed write among them shows when they are committed. */
 int out_files__write(struct out_files *o, const struct cg_interval *iv)
 {
 	const struct cg_record *r;
 	int i, err = 0;
 
 	if (!o->perf_decided && iv->nr_events > 0 && row_file_is_open(&o->perf)) {
-		err = perf_header(o->perf.rows, iv);
-		if (err)
-			return err;
+		perf_header(o->perf.rows, iv);
 		o->perf_rows = true;
 	}
 	o->perf_decided = true;
 	if (!o->host_columns && iv->host.valid)
 		err = host_header(o, &iv->host);
+	if (err)
+		return err;
 
-	for (i = 0; i < iv->nr_records && !err; i++) {
+	for (i = 0; i < iv->nr_records; i++) {
 		r = &iv->records[i];
-		err = figure_row(o->container.rows, &container_file, iv, r);
-		if (!err)
-			err = figure_row(o->sched.rows, &sched_file, iv, r);
-		if (!err && o->perf_rows)
-			err = perf_row(o->perf.rows, iv, r);
+		figure_row(o->container.rows, &container_file, iv, r);
+		figure_row(o->sched.rows, &sched_file, iv, r);
+		if (o->perf_rows)
+			perf_row(o->perf.rows, iv, r);
 	}
-	if (!err && o->host_columns && iv->host.valid)
-		err = host_row(o, iv);
-	return err ?: commit_all(o);
+	if (o->host_columns && iv->host.valid)
+		host_row(o, iv);
+	return commit_all(o);
 }
 
 /* Into the file made at open, over what it held: whole unless the machine fails meanwhile. */

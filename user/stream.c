@@ -4,10 +4,10 @@
 #include <string.h>
 #include <time.h>
 
-#include "csv.h"
 #include "derived.h"
 #include "json_util.h"
 #include "stream.h"
+#include "text.h"
 #include "utf8.h"
 #include "util.h"
 
@@ -40,79 +40,66 @@ static double ns_to_millis(uint64_t ns)
 	return (double)ns / NSEC_PER_MSEC;
 }
 
-static int csv_header(FILE *f, const struct cg_interval *iv)
+static void csv_header(FILE *f, const struct cg_interval *iv)
 {
 	static const char *const leading[] = { "epochMillis", "intervalMillis", "container" };
 	size_t i;
-	int err;
 
-	err = csv_fields(f, leading, ARRAY_SIZE(leading));
-	for (i = 0; i < ARRAY_SIZE(stream_figures) && !err; i++) {
-		err = csv_sep(f);
-		if (!err)
-			err = csv_field(f, figure_columns[stream_figures[i]].name);
+	csv_fields(f, leading, ARRAY_SIZE(leading));
+	for (i = 0; i < ARRAY_SIZE(stream_figures); i++) {
+		csv_sep(f);
+		csv_field(f, figure_columns[stream_figures[i]].name);
 	}
-	for (i = 0; i < (size_t)iv->nr_events && !err; i++) {
-		err = csv_sep(f);
-		if (!err)
-			err = csv_field(f, iv->event_columns[i]);
+	for (i = 0; i < (size_t)iv->nr_events; i++) {
+		csv_sep(f);
+		csv_field(f, iv->event_columns[i]);
 	}
-	for (i = 0; i < CG_NR_DERIVED && !err; i++) {
-		err = csv_sep(f);
-		if (!err)
-			err = csv_field(f, derived_columns[i].name);
+	for (i = 0; i < CG_NR_DERIVED; i++) {
+		csv_sep(f);
+		csv_field(f, derived_columns[i].name);
 	}
-	return err ?: csv_end_row(f);
+	csv_end_row(f);
 }
 
-static int csv_row(FILE *f, const struct cg_interval *iv, const struct cg_record *r)
+static void csv_row(FILE *f, const struct cg_interval *iv, const struct cg_record *r)
 {
 	struct cg_derived d;
 	enum cg_unit unit;
 	double value;
 	bool valid;
 	size_t i;
-	int err;
 
-	err = csv_u64(f, iv->epoch_ms);
-	if (!err)
-		err = csv_sep(f);
-	if (!err)
-		err = csv_number(f, true, ns_to_millis(iv->interval_ns), CG_UNIT_FINE);
-	if (!err)
-		err = csv_sep(f);
-	if (!err)
-		err = csv_field(f, r->name);
-	for (i = 0; i < ARRAY_SIZE(stream_figures) && !err; i++) {
+	csv_u64(f, iv->epoch_ms);
+	csv_sep(f);
+	csv_number(f, true, ns_to_millis(iv->interval_ns), unit_decimals(CG_UNIT_FINE));
+	csv_sep(f);
+	csv_field(f, r->name);
+	for (i = 0; i < ARRAY_SIZE(stream_figures); i++) {
 		valid = record_figure(r, iv->interval_ns, stream_figures[i], &value);
-		err = csv_sep(f);
-		if (!err)
-			err = csv_number(f, valid, value, figure_columns[stream_figures[i]].unit);
+		csv_sep(f);
+		csv_number(f, valid, value, unit_decimals(figure_columns[stream_figures[i]].unit));
 	}
-	for (i = 0; i < (size_t)iv->nr_events && !err; i++) {
+	for (i = 0; i < (size_t)iv->nr_events; i++) {
 		value = event_figure(iv->event_columns[i], r->counter[i], &unit);
-		err = csv_sep(f);
-		if (!err)
-			err = csv_number(f, r->counter_valid[i], value, unit);
+		csv_sep(f);
+		csv_number(f, r->counter_valid[i], value, unit_decimals(unit));
 	}
 	record_derived(iv, r, &d);
-	for (i = 0; i < CG_NR_DERIVED && !err; i++) {
-		err = csv_sep(f);
-		if (!err)
-			err = csv_number(f, d.valid[i], d.value[i], derived_columns[i].unit);
+	for (i = 0; i < CG_NR_DERIVED; i++) {
+		csv_sep(f);
+		csv_number(f, d.valid[i], d.value[i], unit_decimals(derived_columns[i].unit));
 	}
-	return err ?: csv_end_row(f);
+	csv_end_row(f);
 }
 
-static int write_csv(FILE *f, const struct cg_interval *iv, bool first)
+static void write_csv(FILE *f, const struct cg_interval *iv, bool first)
 {
-	int i, err = 0;
+	int i;
 
 	if (first)
-		err = csv_header(f, iv);
-	for (i = 0; i < iv->nr_records && !err; i++)
-		err = csv_row(f, iv, &iv->records[i]);
-	return err;
+		csv_header(f, iv);
+	for (i = 0; i < iv->nr_records; i++)
+		csv_row(f, iv, &iv->records[i]);
 }
 
 static int json_record(cJSON *containers, const struct cg_interval *iv, const struct cg_record *r)
@@ -205,8 +192,8 @@ static int write_json(FILE *f, const struct cg_interval *iv)
 		err = -ENOMEM;
 		goto out;
 	}
-	if (fputs(text, f) == EOF || fputc('\n', f) == EOF)
-		err = stdio_error();
+	fputs(text, f);
+	fputc('\n', f);
 out:
 	free(text);
 	cJSON_Delete(root);
@@ -283,7 +270,7 @@ static void table_label(const char *name, char out[TABLE_LABEL_WIDTH + 1])
 	out[o] = '\0';
 }
 
-static int write_table(FILE *f, const struct cg_interval *iv, bool first)
+static void write_table(FILE *f, const struct cg_interval *iv, bool first)
 {
 	bool shown[NR_TABLE_COLUMNS];
 	char label[TABLE_LABEL_WIDTH + 1];
@@ -307,63 +294,56 @@ static int write_table(FILE *f, const struct cg_interval *iv, bool first)
 	}
 
 	localtime_r(&seconds, &tm);
-	if ((!first && fputc('\n', f) == EOF) ||
-	    fprintf(f, "%02d:%02d:%02d  interval %.3f s", tm.tm_hour, tm.tm_min, tm.tm_sec,
-		    (double)iv->interval_ns / NSEC_PER_SEC) < 0 ||
-	    (iv->health.dropped_events &&
-	     fprintf(f, "  dropped events %llu", (unsigned long long)iv->health.dropped_events) <
-		     0) ||
-	    (iv->health.inconsistencies &&
-	     fprintf(f, "  INCONSISTENT %llu", (unsigned long long)iv->health.inconsistencies) <
-		     0) ||
-	    fprintf(f, "\n%-*s", TABLE_LABEL_WIDTH, "CONTAINER") < 0)
-		return stdio_error();
+	if (!first)
+		fputc('\n', f);
+	fprintf(f, "%02d:%02d:%02d  interval %.3f s", tm.tm_hour, tm.tm_min, tm.tm_sec,
+		(double)iv->interval_ns / NSEC_PER_SEC);
+	if (iv->health.dropped_events)
+		fprintf(f, "  dropped events %llu", (unsigned long long)iv->health.dropped_events);
+	if (iv->health.inconsistencies)
+		fprintf(f, "  INCONSISTENT %llu", (unsigned long long)iv->health.inconsistencies);
+	fprintf(f, "\n%-*s", TABLE_LABEL_WIDTH, "CONTAINER");
 	for (c = 0; c < NR_TABLE_COLUMNS; c++)
-		if (shown[c] &&
-		    fprintf(f, " %*s", table_columns[c].width, table_columns[c].title) < 0)
-			return stdio_error();
-	if (fputc('\n', f) == EOF)
-		return stdio_error();
+		if (shown[c])
+			fprintf(f, " %*s", table_columns[c].width, table_columns[c].title);
+	fputc('\n', f);
 
 	for (i = 0; i < iv->nr_records; i++) {
 		const struct cg_record *r = &iv->records[i];
 
 		record_derived(iv, r, &d);
 		table_label(r->name, label);
-		if (fprintf(f, "%-*s", TABLE_LABEL_WIDTH, label) < 0)
-			return stdio_error();
+		fprintf(f, "%-*s", TABLE_LABEL_WIDTH, label);
 		for (c = 0; c < NR_TABLE_COLUMNS; c++) {
 			const struct table_column *col = &table_columns[c];
-			int ret;
 
 			if (!shown[c])
 				continue;
 			if (table_value(col, iv, r, &d, &value, &unit))
-				ret = fprintf(f, " %*.*f", col->width, unit_decimals(unit), value);
+				fprintf(f, " %*.*f", col->width, unit_decimals(unit), value);
 			else
-				ret = fprintf(f, " %*s", col->width, "-");
-			if (ret < 0)
-				return stdio_error();
+				fprintf(f, " %*s", col->width, "-");
 		}
-		if (fputc('\n', f) == EOF)
-			return stdio_error();
+		fputc('\n', f);
 	}
-	return 0;
 }
 
 int stream__write(FILE *f, enum cg_format fmt, const struct cg_interval *iv, bool first)
 {
 	int err;
 
+	/* a failed write leaves f's error flag set, and stdio_flush() reports it */
 	switch (fmt) {
 	case CG_FORMAT_CSV:
-		err = write_csv(f, iv, first);
+		write_csv(f, iv, first);
+		err = 0;
 		break;
 	case CG_FORMAT_JSON:
 		err = write_json(f, iv);
 		break;
 	case CG_FORMAT_TABLE:
-		err = write_table(f, iv, first);
+		write_table(f, iv, first);
+		err = 0;
 		break;
 	default:
 		err = -EINVAL;

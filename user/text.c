@@ -3,7 +3,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "csv.h"
+#include "text.h"
 
 int stdio_error(void)
 {
@@ -35,39 +35,39 @@ static bool needs_quotes(const char *s)
 	return formula_like(s) || strpbrk(s, ",\"\r\n") != NULL;
 }
 
-int csv_field(FILE *f, const char *s)
+void csv_field(FILE *f, const char *s)
 {
 	const char *quote;
 
-	if (!needs_quotes(s))
-		return fputs(s, f) == EOF ? stdio_error() : 0;
-
-	if (fputc('"', f) == EOF || (formula_like(s) && fputc('\'', f) == EOF))
-		return stdio_error();
+	if (!needs_quotes(s)) {
+		fputs(s, f);
+		return;
+	}
+	fputc('"', f);
+	if (formula_like(s))
+		fputc('\'', f);
 	while ((quote = strchr(s, '"'))) {
 		/* The quote goes out with the run before it, then once more to double it. */
-		if (fwrite(s, 1, quote - s + 1, f) != (size_t)(quote - s + 1) ||
-		    fputc('"', f) == EOF)
-			return stdio_error();
+		fwrite(s, 1, quote - s + 1, f);
+		fputc('"', f);
 		s = quote + 1;
 	}
-	if (fputs(s, f) == EOF || fputc('"', f) == EOF)
-		return stdio_error();
-	return 0;
+	fputs(s, f);
+	fputc('"', f);
 }
 
-int csv_sep(FILE *f)
+void csv_sep(FILE *f)
 {
-	return fputc(',', f) == EOF ? stdio_error() : 0;
+	fputc(',', f);
 }
 
-int csv_end_row(FILE *f)
+void csv_end_row(FILE *f)
 {
-	return fputc('\n', f) == EOF ? stdio_error() : 0;
+	fputc('\n', f);
 }
 
 /* Without printf, as csv_number(): every row starts with one. */
-int csv_u64(FILE *f, uint64_t value)
+void csv_u64(FILE *f, uint64_t value)
 {
 	char buf[24], *end = buf + sizeof(buf), *p = end;
 
@@ -75,28 +75,30 @@ int csv_u64(FILE *f, uint64_t value)
 		*--p = (char)('0' + value % 10);
 		value /= 10;
 	} while (value);
-	return fwrite(p, 1, end - p, f) == (size_t)(end - p) ? 0 : stdio_error();
+	fwrite(p, 1, end - p, f);
 }
 
 /*
  * "%.*f" without printf: with 1,000 cgroups the drain writes some 40,000 numbers a second, and
- * printf's exact decimal conversion was a third of its time. Values are rounded to the unit's
+ * printf's exact decimal conversion was a third of its time. Values are rounded to their
  * decimals once, as integers; from 2^47 on (or not finite) printf still does it.
  */
-int csv_number(FILE *f, bool valid, double value, enum cg_unit unit)
+void csv_number(FILE *f, bool valid, double value, int decimals)
 {
 	static const double scale[] = { 1, 10, 100, 1000 };
-	int decimals = unit_decimals(unit), n = 0;
 	char buf[32], *end = buf + sizeof(buf), *p = end;
 	unsigned long long whole;
 	bool negative;
 	double scaled;
+	int n = 0;
 
 	if (!valid)
-		return 0;
-	scaled = value * scale[decimals];
-	if (decimals > 3 || !(fabs(scaled) < 140737488355328.0))
-		return fprintf(f, "%.*f", decimals, value) < 0 ? stdio_error() : 0;
+		return;
+	scaled = decimals >= 0 && decimals <= 3 ? value * scale[decimals] : NAN;
+	if (!(fabs(scaled) < 140737488355328.0)) {
+		fprintf(f, "%.*f", decimals, value);
+		return;
+	}
 	negative = scaled < 0;
 	whole = (unsigned long long)rint(fabs(scaled)); /* ties to even, as printf */
 	do {
@@ -107,18 +109,16 @@ int csv_number(FILE *f, bool valid, double value, enum cg_unit unit)
 	} while (whole || n <= decimals);
 	if (negative && strspn(p, "0.") != (size_t)(end - p))
 		*--p = '-';
-	return fwrite(p, 1, end - p, f) == (size_t)(end - p) ? 0 : stdio_error();
+	fwrite(p, 1, end - p, f);
 }
 
-int csv_fields(FILE *f, const char *const *names, int nr)
+void csv_fields(FILE *f, const char *const *names, int nr)
 {
-	int i, err = 0;
+	int i;
 
-	for (i = 0; i < nr && !err; i++) {
+	for (i = 0; i < nr; i++) {
 		if (i)
-			err = csv_sep(f);
-		if (!err)
-			err = csv_field(f, names[i]);
+			csv_sep(f);
+		csv_field(f, names[i]);
 	}
-	return err;
 }

@@ -99,7 +99,7 @@ if [ ${#need_install[@]} -gt 0 ]; then
 	apt-get install -y -qq "${pkgs[@]}" >&2
 fi
 
-# Configured every time: the build globs user/*.c, and a new file needs a new configure.
+# Configured every time: the build globs user/**/*.c, and a new file needs a new configure.
 say "building cgstat and the benchmark's programs in $BUILD_DIR"
 cmake -S "$REPO" -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=RelWithDebInfo >&2
 cmake --build "$BUILD_DIR" -j"$(nproc)" --target cgstat cgstat-floor pingpong drainload >&2

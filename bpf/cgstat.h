@@ -32,7 +32,8 @@ enum cg_state {
 /*
  * What a cgroup's tasks did, counted per event. Each is one __u64 in the count[] of the slot,
  * the snapshot, the record and the summary, so that carrying and adding them up are loops; a
- * new count is an entry here, the BPF line that counts it, and its figures in user/derived.c.
+ * new count is an entry here, the BPF line that counts it, and its figures in
+ * user/core/derived.c.
  */
 enum cg_count {
 	CG_NVCSW,      /* voluntary switches: the task's nvcsw moved at its switch-out */

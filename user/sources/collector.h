@@ -10,7 +10,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "../bpf/cgstat.h"
+#include "../../bpf/cgstat.h"
 #include "record.h"
 
 struct collector;

@@ -10,7 +10,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "../bpf/cgstat.h"
+#include "../../bpf/cgstat.h"
 
 /* Run-queue wait histogram of one interval (or of a whole run, in the summary). */
 struct cg_hist {

@@ -4,7 +4,6 @@
  * together: options, cgroup resolution, the collector, the drain, and the outputs.
  */
 #include <errno.h>
-#include <malloc.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,9 +24,11 @@
 #include "out_files.h"
 #include "perf_counters.h"
 #include "privileges.h"
+#include "slots.h"
 #include "stream.h"
 #include "summary.h"
 #include "util.h"
+#include "watch.h"
 
 /*
  * SIGINT or SIGTERM once taken (or SIGPIPE, when the stdout reader went away). Both signals
@@ -36,244 +37,6 @@
  */
 static int stop_signal;
 static sigset_t stop_signals;
-
-/*
- * The cgroups of -c and -p, resolved before anything is loaded, and followed after: a path
- * given with -c that is made again (a restarted service), or a -p process that moves.
- */
-struct watch_list {
-	uint64_t *ids;
-	char **labels;
-	char **paths; /* -c by path: the absolute path to follow; NULL for an id or -p */
-	int *pids;    /* -p: the process to follow; 0 otherwise */
-	int nr;
-};
-
-static void watch_list_free(struct watch_list *w)
-{
-	int i;
-
-	for (i = 0; i < w->nr; i++) {
-		free(w->labels[i]);
-		free(w->paths[i]);
-	}
-	free(w->labels);
-	free(w->paths);
-	free(w->pids);
-	free(w->ids);
-}
-
-/* A -c value that is a cgroup id, not a path: nothing to follow. */
-static bool is_cgroup_id(const char *spec)
-{
-	return *spec && strspn(spec, "0123456789") == strlen(spec);
-}
-
-/* Levels below the root: the components of the path under the mount. */
-static int cgroup_level(const struct cgroup_mount *mnt, const char *path)
-{
-	const char *p = cgroup_label(mnt, path);
-	int level = 0;
-
-	for (; *p; p++)
-		level += *p == '/' && p[1];
-	return level;
-}
-
-/* Whether cgroup path a is b or one of b's ancestors. */
-static bool cgroup_contains(const char *a, const char *b)
-{
-	size_t n = strlen(a);
-
-	return !strncmp(a, b, n) && (b[n] == '\0' || b[n] == '/' || (n && a[n - 1] == '/'));
-}
-
-/*
- * What the BPF side cannot count, refused with one line before anything is loaded: a watched
- * cgroup deeper than it reads ancestors, or more watched cgroups on one path than a task can
- * count in. -E2BIG or 0.
- */
-static int watch_list_check(char *const *paths, int nr, const struct cgroup_mount *mnt)
-{
-	int i, j, nested;
-
-	for (i = 0; i < nr; i++) {
-		if (cgroup_level(mnt, paths[i]) >= CG_MAX_LEVEL) {
-			fputs("cgstat: cgroup ", stderr);
-			message_quote(stderr, paths[i]);
-			fprintf(stderr,
-				" is %d levels deep; cgstat watches cgroups up to %d levels "
-				"below the root (deeper ones count in a watched ancestor)\n",
-				cgroup_level(mnt, paths[i]), CG_MAX_LEVEL - 1);
-			return -E2BIG;
-		}
-		for (nested = 0, j = 0; j < nr; j++)
-			nested += cgroup_contains(paths[j], paths[i]);
-		if (nested > CG_MAX_NEST) {
-			fputs("cgstat: cgroup ", stderr);
-			message_quote(stderr, paths[i]);
-			fprintf(stderr,
-				" and %d watched cgroups above it: a task counts in at most "
-				"%d nested watched cgroups\n",
-				nested - 1, CG_MAX_NEST);
-			return -E2BIG;
-		}
-	}
-	return 0;
-}
-
-/* watch_list_resolve()'s part that fills w, with each target's path in resolved[]. */
-static int watch_list_resolve_paths(struct watch_list *w, const struct cg_opts *opts,
-				    const struct cgroup_mount *mnt, char **resolved)
-{
-	char path[4096];
-	uint64_t id;
-	int i, j, err;
-
-	w->ids = calloc(opts->nr_targets, sizeof(*w->ids));
-	w->labels = calloc(opts->nr_targets, sizeof(*w->labels));
-	w->paths = calloc(opts->nr_targets, sizeof(*w->paths));
-	w->pids = calloc(opts->nr_targets, sizeof(*w->pids));
-	if (!w->ids || !w->labels || !w->paths || !w->pids)
-		return -ENOMEM;
-	for (i = 0; i < opts->nr_targets; i++) {
-		const struct cg_target *t = &opts->targets[i];
-
-		if (t->cgroup)
-			err = cgroup_resolve(mnt, t->cgroup, path, sizeof(path), &id);
-		else
-			err = cgroup_of_pid(mnt, "/proc", t->pid, path, sizeof(path), &id);
-		if (err) {
-			if (t->cgroup) {
-				fputs("cgstat: cgroup ", stderr);
-				message_quote(stderr, t->cgroup);
-				fprintf(stderr, ": %s (cgroup v2 is at %s)\n",
-					err == -EINVAL	 ? "not under the cgroup v2 mount"
-					: err == -ENOENT ? "no such cgroup"
-							 : strerror(-err),
-					mnt->path);
-			} else {
-				fprintf(stderr, "cgstat: pid %d: %s\n", t->pid,
-					err == -ESRCH ? "no such process" : strerror(-err));
-			}
-			return err;
-		}
-		for (j = 0; j < w->nr; j++) {
-			if (w->ids[j] == id) {
-				fputs("cgstat: cgroup ", stderr);
-				message_quote(stderr, path);
-				fputs(" is given twice\n", stderr);
-				return -EEXIST;
-			}
-		}
-		w->labels[w->nr] = strdup(t->name ? t->name : cgroup_label(mnt, path));
-		if (!w->labels[w->nr])
-			return -ENOMEM;
-		if (t->cgroup && !is_cgroup_id(t->cgroup)) {
-			w->paths[w->nr] = strdup(path);
-			if (!w->paths[w->nr])
-				return -ENOMEM;
-		}
-		w->pids[w->nr] = t->cgroup ? 0 : t->pid;
-		resolved[w->nr] = strdup(path);
-		if (!resolved[w->nr])
-			return -ENOMEM;
-		w->ids[w->nr++] = id;
-	}
-	return 0;
-}
-
-static int watch_list_resolve(struct watch_list *w, const struct cg_opts *opts,
-			      const struct cgroup_mount *mnt)
-{
-	char **resolved;
-	int i, err;
-
-	resolved = calloc(opts->nr_targets + 1, sizeof(*resolved));
-	if (!resolved)
-		return -ENOMEM;
-	err = watch_list_resolve_paths(w, opts, mnt, resolved);
-	if (!err)
-		err = watch_list_check(resolved, w->nr, mnt);
-	for (i = 0; i < opts->nr_targets; i++)
-		free(resolved[i]);
-	free(resolved);
-	return err;
-}
-
-/*
- * After each interval: a watched path that names another cgroup now (removed and made again)
- * or a watched process in another cgroup is counted from now on in the same slot, under the
- * same label, and said on stderr. A path that is gone, or a process that exited, keeps its
- * last cgroup.
- */
-static void watch_list_follow(struct watch_list *w, const struct cgroup_mount *mnt,
-			      struct collector *c)
-{
-	char path[4096];
-	uint64_t id;
-	int i, err;
-
-	for (i = 0; i < w->nr; i++) {
-		if (w->pids[i])
-			err = cgroup_of_pid(mnt, "/proc", w->pids[i], path, sizeof(path), &id);
-		else if (w->paths[i])
-			err = cgroup_id_of_path(w->paths[i], &id);
-		else
-			continue;
-		if (err || id == w->ids[i])
-			continue;
-		err = collector__rewatch(c, i, w->ids[i], id);
-		if (err) {
-			/* another watched slot has it: both watch the same cgroup now */
-			if (err != -EEXIST)
-				fprintf(stderr, "cgstat: %s: cannot follow: %s\n", w->labels[i],
-					strerror(-err));
-			continue;
-		}
-		fprintf(stderr, "cgstat: %s: ", w->labels[i]);
-		if (w->pids[i]) {
-			fprintf(stderr, "pid %d moved to ", w->pids[i]);
-			message_quote(stderr, path);
-			fputs("; following it\n", stderr);
-		} else {
-			message_quote(stderr, w->paths[i]);
-			fputs(" was made again; counting it under the same label\n", stderr);
-		}
-		w->ids[i] = id;
-	}
-}
-
-struct label_ctx {
-	const struct watch_list *watched;
-	struct cgroup_names *names;
-	struct collector *collector;
-};
-
-/*
- * A new cgroup is labelled from its parent's label and the name the BPF side read when its
- * slot was taken: walking the tree for it, under churn, was most of the drain's time (a walk
- * opens and lists every cgroup directory). The walk remains for the parents nobody labelled.
- */
-static const char *slot_label(void *ctx, uint32_t slot, uint64_t cgid)
-{
-	struct label_ctx *l = ctx;
-	char leaf[CG_LEAF_NAME_MAX];
-	const char *label;
-	uint64_t parent;
-
-	if (!l->names)
-		return slot < (uint32_t)l->watched->nr ? l->watched->labels[slot] : "?";
-	label = cgroup_names__known(l->names, cgid);
-	if (label)
-		return label;
-	if (!collector__slot_origin(l->collector, slot, cgid, &parent, leaf)) {
-		label = cgroup_names__add_child(l->names, cgid, parent, leaf);
-		if (label || errno == ENOMEM)
-			return label;
-	}
-	return cgroup_names__get(l->names, cgid);
-}
 
 /*
  * The kernel's BTF the programs are relocated against: CGSTAT_BTF_PATH, for a kernel that
@@ -330,41 +93,6 @@ static bool sleep_until(uint64_t deadline_ns)
 			return true;
 	}
 	return false;
-}
-
-/*
- * The all-cgroups mode: a removed cgroup whose last task has gone has had its last record
- * (this interval's); its slot is given back and the summary keeps it compact from now on, so
- * that churn costs no memory that lasts.
- */
-static void free_dead_slots(struct collector *c, struct cgroup_names *names,
-			    struct summary *summary, const struct cg_slot_snap *snap,
-			    uint32_t nr_slots, bool verbose)
-{
-	const char *name;
-	uint32_t slot, freed = 0;
-	int err;
-
-	for (slot = 0; slot < nr_slots; slot++) {
-		if (!snap[slot].cgid || !snap[slot].dead || snap[slot].tasks > 0)
-			continue;
-		freed++;
-		err = collector__free_slot(c, slot, snap[slot].cgid);
-		if (err && verbose)
-			fprintf(stderr, "cgstat: cannot free slot %u: %s\n", slot, strerror(-err));
-		/* a cgroup that never had a row has no label, and nothing in the summary */
-		name = cgroup_names__stored(names, snap[slot].cgid);
-		if (name)
-			summary__retire(summary, name, snap[slot].cgid);
-		cgroup_names__forget(names, snap[slot].cgid);
-	}
-	/*
-	 * Under churn every new cgroup's record and histogram is allocated and freed around the
-	 * small entries the summary keeps, and glibc holds the freed pages between them, so RSS
-	 * grows while the heap in use does not (docs/reliability.md, "Soak"). Hand them back.
-	 */
-	if (freed)
-		malloc_trim(0);
 }
 
 /* The perf event list and how each of its columns is counted. */
@@ -434,9 +162,7 @@ struct run {
 	bool drops_said;
 	struct out_files *files;
 	struct summary *summary;
-	struct cgroup_names *names;
-	struct watch_list *watched;
-	const struct cgroup_mount *mnt;
+	struct slots *slots;
 	enum cg_format format;
 	bool stream_open;
 	bool stream_first;
@@ -477,9 +203,8 @@ static int run_interval(struct run *r, uint64_t interval_ns)
 	err = host_sampler__sample(r->host, clock_ns(CLOCK_MONOTONIC), &iv.host);
 	if (err && r->opts->verbose)
 		fprintf(stderr, "cgstat: host sample: %s\n", strerror(-err));
-	if (r->names)
-		cgroup_names__new_interval(r->names);
-	err = drain__interval(r->drain, snap, nr_slots, r->names != NULL, &iv);
+	slots__begin_interval(r->slots);
+	err = drain__interval(r->drain, snap, nr_slots, slots__all_cgroups(r->slots), &iv);
 	if (err) {
 		fprintf(stderr, "cgstat: drain failed: %s\n", strerror(-err));
 		return err;
@@ -506,11 +231,7 @@ static int run_interval(struct run *r, uint64_t interval_ns)
 	err = summary__add(r->summary, &iv);
 	if (err)
 		return err;
-	if (r->names)
-		free_dead_slots(r->collector, r->names, r->summary, snap, nr_slots,
-				r->opts->verbose);
-	else
-		watch_list_follow(r->watched, r->mnt, r->collector);
+	slots__end_interval(r->slots, snap, nr_slots, r->summary);
 	return 0;
 }
 
@@ -554,7 +275,7 @@ static int run_loop(struct run *r)
 	/* said once counting has begun: what starts after this line is in the rows */
 	if (r->opts->verbose)
 		fprintf(stderr, "cgstat: attached, watching %s\n",
-			r->watched->nr ? "the given cgroups" : "every cgroup");
+			slots__all_cgroups(r->slots) ? "every cgroup" : "the given cgroups");
 	start_ms = clock_ns(CLOCK_REALTIME) / NSEC_PER_MSEC;
 	if (r->opts->duration_ns)
 		end = start_mono + r->opts->duration_ns;
@@ -587,7 +308,6 @@ int main(int argc, char **argv)
 	struct collector_opts copts = {};
 	struct cgroup_mount mnt;
 	struct watch_list watched = {};
-	struct label_ctx labels = { .watched = &watched };
 	struct event_list events = {};
 	struct cg_opts opts;
 	struct run r = {};
@@ -604,8 +324,6 @@ int main(int argc, char **argv)
 		return 0;
 	r.opts = &opts;
 	r.events = &events;
-	r.watched = &watched;
-	r.mnt = &mnt;
 	if (event_list_parse(&events, &opts)) {
 		status = 2;
 		goto out;
@@ -624,11 +342,6 @@ int main(int argc, char **argv)
 		if (err == -EEXIST || err == -E2BIG)
 			status = 2;
 		goto out;
-	}
-	if (!watched.nr) {
-		labels.names = r.names = cgroup_names__new(&mnt);
-		if (!r.names)
-			goto out;
 	}
 	if (opts.output_dir) {
 		r.files =
@@ -672,9 +385,11 @@ int main(int argc, char **argv)
 	r.collector = collector__open(&copts);
 	if (!r.collector)
 		goto out;
-	labels.collector = r.collector;
+	r.slots = slots__new(r.collector, &watched, &mnt, opts.verbose);
+	if (!r.slots)
+		goto out;
 	r.drain = drain__new(copts.all_cgroups ? opts.max_cgroups : (uint32_t)watched.nr,
-			     events.drain, events.nr, slot_label, &labels);
+			     events.drain, events.nr, slots__label, r.slots);
 	if (!r.drain)
 		goto out;
 	err = privileges_drop();
@@ -690,7 +405,7 @@ out:
 	host_sampler__free(r.host);
 	summary__free(r.summary);
 	out_files__close(r.files);
-	cgroup_names__free(r.names);
+	slots__free(r.slots);
 	watch_list_free(&watched);
 	opts_free(&opts);
 	return status;

@@ -1,0 +1,163 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <errno.h>
+#include <malloc.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "message.h"
+#include "slots.h"
+
+struct slots {
+	struct collector *collector;
+	struct watch_list *watched;
+	const struct cgroup_mount *mnt;
+	struct cgroup_names *names; /* every cgroup: the labels, by id */
+	bool verbose;
+};
+
+struct slots *slots__new(struct collector *c, struct watch_list *watched,
+			 const struct cgroup_mount *mnt, bool verbose)
+{
+	struct slots *s;
+
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return NULL;
+	s->collector = c;
+	s->watched = watched;
+	s->mnt = mnt;
+	s->verbose = verbose;
+	if (!watched->nr) {
+		s->names = cgroup_names__new(mnt);
+		if (!s->names) {
+			free(s);
+			return NULL;
+		}
+	}
+	return s;
+}
+
+bool slots__all_cgroups(const struct slots *s)
+{
+	return s->names != NULL;
+}
+
+void slots__begin_interval(struct slots *s)
+{
+	if (s->names)
+		cgroup_names__new_interval(s->names);
+}
+
+/*
+ * A new cgroup is labelled from its parent's label and the name the BPF side read when its
+ * slot was taken: walking the tree for it, under churn, was most of the drain's time (a walk
+ * opens and lists every cgroup directory). The walk remains for the parents nobody labelled.
+ */
+const char *slots__label(void *ctx, uint32_t slot, uint64_t cgid)
+{
+	struct slots *s = ctx;
+	char leaf[CG_LEAF_NAME_MAX];
+	const char *label;
+	uint64_t parent;
+
+	if (!s->names)
+		return slot < (uint32_t)s->watched->nr ? s->watched->labels[slot] : "?";
+	label = cgroup_names__known(s->names, cgid);
+	if (label)
+		return label;
+	if (!collector__slot_origin(s->collector, slot, cgid, &parent, leaf)) {
+		label = cgroup_names__add_child(s->names, cgid, parent, leaf);
+		if (label || errno == ENOMEM)
+			return label;
+	}
+	return cgroup_names__get(s->names, cgid);
+}
+
+/*
+ * The all-cgroups mode: a removed cgroup whose last task has gone has had its last record
+ * (this interval's); its slot is given back and the summary keeps it compact from now on, so
+ * that churn costs no memory that lasts.
+ */
+static void free_dead_slots(struct slots *s, const struct cg_slot_snap *snap, uint32_t nr_slots,
+			    struct summary *summary)
+{
+	const char *name;
+	uint32_t slot, freed = 0;
+	int err;
+
+	for (slot = 0; slot < nr_slots; slot++) {
+		if (!snap[slot].cgid || !snap[slot].dead || snap[slot].tasks > 0)
+			continue;
+		freed++;
+		err = collector__free_slot(s->collector, slot, snap[slot].cgid);
+		if (err && s->verbose)
+			fprintf(stderr, "cgstat: cannot free slot %u: %s\n", slot, strerror(-err));
+		/* a cgroup that never had a row has no label, and nothing in the summary */
+		name = cgroup_names__stored(s->names, snap[slot].cgid);
+		if (name)
+			summary__retire(summary, name, snap[slot].cgid);
+		cgroup_names__forget(s->names, snap[slot].cgid);
+	}
+	/*
+	 * Under churn every new cgroup's record and histogram is allocated and freed around the
+	 * small entries the summary keeps, and glibc holds the freed pages between them, so RSS
+	 * grows while the heap in use does not (docs/reliability.md, "Soak"). Hand them back.
+	 */
+	if (freed)
+		malloc_trim(0);
+}
+
+/*
+ * After each interval: a watched path that names another cgroup now (removed and made again)
+ * or a watched process in another cgroup is counted from now on in the same slot, under the
+ * same label, and said on stderr. A path that is gone, or a process that exited, keeps its
+ * last cgroup.
+ */
+static void follow_watched(struct slots *s)
+{
+	struct watch_list *w = s->watched;
+	char path[4096];
+	uint64_t id;
+	int i, err;
+
+	for (i = 0; i < w->nr; i++) {
+		if (!watch_list_moved(w, i, s->mnt, path, sizeof(path), &id))
+			continue;
+		err = collector__rewatch(s->collector, i, w->ids[i], id);
+		if (err) {
+			/* another watched slot has it: both watch the same cgroup now */
+			if (err != -EEXIST)
+				fprintf(stderr, "cgstat: %s: cannot follow: %s\n", w->labels[i],
+					strerror(-err));
+			continue;
+		}
+		fprintf(stderr, "cgstat: %s: ", w->labels[i]);
+		if (w->pids[i]) {
+			fprintf(stderr, "pid %d moved to ", w->pids[i]);
+			message_quote(stderr, path);
+			fputs("; following it\n", stderr);
+		} else {
+			message_quote(stderr, w->paths[i]);
+			fputs(" was made again; counting it under the same label\n", stderr);
+		}
+		w->ids[i] = id;
+	}
+}
+
+void slots__end_interval(struct slots *s, const struct cg_slot_snap *snap, uint32_t nr_slots,
+			 struct summary *summary)
+{
+	if (s->names)
+		free_dead_slots(s, snap, nr_slots, summary);
+	else
+		follow_watched(s);
+}
+
+void slots__free(struct slots *s)
+{
+	if (!s)
+		return;
+	cgroup_names__free(s->names);
+	free(s);
+}

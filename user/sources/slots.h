@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * The slots' life in user space, around the BPF side's allocation: which cgroup each slot
+ * counts, under what label, and what follows each interval. Watched (-c, -p): slot i is
+ * watched cgroup i under its given label, and follows its path made again or its process
+ * moved. Every cgroup: a slot is labelled from its cgroup's path, and a removed cgroup's slot
+ * is given back once its last record is out, the cgroup retired from the summary.
+ */
+#ifndef CGSTAT_SLOTS_H
+#define CGSTAT_SLOTS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "cgroup.h"
+#include "collector.h"
+#include "summary.h"
+#include "watch.h"
+
+struct slots;
+
+/*
+ * The slots of the collector c, for watched (nr 0: every cgroup); each argument must outlive
+ * the slots. NULL and errno on failure.
+ */
+struct slots *slots__new(struct collector *c, struct watch_list *watched,
+			 const struct cgroup_mount *mnt, bool verbose);
+
+/* Whether every cgroup has a slot; else only the watched ones. */
+bool slots__all_cgroups(const struct slots *s);
+
+/* Before an interval is drained. */
+void slots__begin_interval(struct slots *s);
+
+/* The label of slot, which counts cgroup cgid: a drain_label_fn, with the slots as ctx. */
+const char *slots__label(void *slots, uint32_t slot, uint64_t cgid);
+
+/* After the interval of snap is written and added to summary. */
+void slots__end_interval(struct slots *s, const struct cg_slot_snap *snap, uint32_t nr_slots,
+			 struct summary *summary);
+
+void slots__free(struct slots *s);
+
+#endif /* CGSTAT_SLOTS_H */

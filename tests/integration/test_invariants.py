@@ -38,9 +38,12 @@ INTERVALS = 6
 # straddles its stretch (−1.09 % then +1.08 % once in CI); over the run, CAPACITY_SHARE / 2.
 ROOT_INTERVAL_SHARE = 0.02
 # The intervals cgstat states (intervalMillis, which the per-interval checks scale the test's
-# window to) against the test's own clock from its first reading to its last: both ends are
-# read as a line arrives, each late by less than a ms here (0.0 to 0.4 ms apart in 5 runs).
-INTERVAL_CLOCK_MS = 5
+# window to) against the test's own clock from its first reading to its last. Both ends are
+# read as a line arrives, and a line is late by cgstat's drain and by any stall of the VM (steal)
+# meanwhile: 0.0 to 1.5 ms apart in 29 of 30 checks over four CI runs, but 14.9 ms once (the
+# sanitizer build, both CPUs busy), and 7.2 and 15.3 ms in two runs here (one CPU busy). 50 ms
+# over a 6 s span still shows an interval length off by 1 %.
+INTERVAL_CLOCK_MS = 50
 
 
 def host_idle_ns():
@@ -140,7 +143,7 @@ def all_cgroups_equal_host(args, name, cpus, forkers=0):
     # over the run, by the test's clock alone: the windows join end to end, so the lateness of
     # each reading cancels but for the first and the last
     span_ns = (got[-1][1][0] - got[0][1][0]) * 1e9
-    check_interval_clock(name, [line for line, _ in got[1:]], span_ns)
+    check_interval_clock(name, got)
     busy_ns = NCPU * span_ns - (got[-1][1][1][0] - got[0][1][1][0])
     cgstat_ns = sum(sum(c["onCpuMillis"] + c["stolenMillis"] for c in line["containers"].values())
                     for line, _ in got[1:]) * 1e6
@@ -152,8 +155,11 @@ def all_cgroups_equal_host(args, name, cpus, forkers=0):
                100 * CAPACITY_SHARE, 100 * worst))
 
 
-def check_interval_clock(name, lines, span_ns):
-    """The lengths cgstat gives its intervals add up to the test's own clock over them."""
+def check_interval_clock(name, got):
+    """The lengths cgstat gives its intervals add up to the test's own clock over them, from the
+    first line's arrival to the last's."""
+    lines = [line for line, _ in got[1:]]
+    span_ns = (got[-1][1][0] - got[0][1][0]) * 1e9
     stated_ms = sum(line["intervalMillis"] for line in lines)
     h.check(abs(stated_ms - span_ns / 1e6) <= INTERVAL_CLOCK_MS,
             "%s: %d intervals of %.1f ms in all, %.1f ms by the test's clock (within %d ms)"
@@ -202,8 +208,7 @@ def root_equals_schedstat(args, name, cpus, intervals=INTERVALS):
     h.check(compared >= (len(got) - 1) // 2,
             "%s: %d of %d intervals had no thread made in them, and were compared"
             % (name, compared, len(got) - 1))
-    check_interval_clock(name, [line for line, _ in got[1:]],
-                         (got[-1][1][0] - got[0][1][0]) * 1e9)
+    check_interval_clock(name, got)
     error = (sum_got - sum_kernel) / max(sum_capacity, 1)
     h.check(abs(error) <= CAPACITY_SHARE / 2,
             "%s: over the %d intervals compared, root on-CPU %.3f ms, schedstat %.3f ms: %+.3f%% "

@@ -1,12 +1,18 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
-/* What any module may need and none owns: the length of an array, units of time, a clock. */
+/*
+ * What any module may need and none owns: the length of an array, the struct around a member,
+ * units of time, a clock.
+ */
 #ifndef CGSTAT_UTIL_H
 #define CGSTAT_UTIL_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <time.h>
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+#define container_of(ptr, type, member) ((type *)((char *)(ptr)-offsetof(type, member)))
 
 #define NSEC_PER_SEC  1000000000ULL
 #define NSEC_PER_MSEC 1000000ULL

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "derived.h"
+#include "hashtab.h"
 #include "hist.h"
 #include "json_util.h"
 #include "summary.h"
@@ -39,12 +40,11 @@ enum summary_quantiles {
 
 /* One label over the run. */
 struct summary_entry {
-	struct summary_entry *hash_next;
+	struct hash_node node;		   /* in summary's table, by name */
 	struct summary_entry *prev, *next; /* first-seen order, which the JSON keeps */
-	uint64_t hash;
-	struct summary_sums sums; /* tasks: the last interval's */
-	struct cg_hist *hist;	  /* the live cgroup's waits; NULL once retired */
-	uint64_t cgid;		  /* the cgroup whose record came last: the live one */
+	struct summary_sums sums;	   /* tasks: the last interval's */
+	struct cg_hist *hist;		   /* the live cgroup's waits; NULL once retired */
+	uint64_t cgid;			   /* the cgroup whose record came last: the live one */
 	enum summary_quantiles quantiles;
 	double runq_p50_micros; /* QUANTILES_KEPT */
 	double runq_p99_micros;
@@ -52,9 +52,7 @@ struct summary_entry {
 };
 
 struct summary {
-	struct summary_entry **buckets;
-	size_t nr_buckets; /* a power of two */
-	size_t nr_entries;
+	struct hash_table table;
 	struct summary_entry *first, *last;
 	/*
 	 * Retirements that kept their entry. It never goes down, so that labels that come back
@@ -110,20 +108,8 @@ static void hist_give_back(struct summary *s, struct cg_hist *hist)
 	s->spare_hists = h;
 }
 
-/* FNV-1a: names are any bytes, and this spreads paths that differ only at the end. */
-static uint64_t name_hash(const char *name)
-{
-	uint64_t h = 0xcbf29ce484222325ULL;
-
-	for (; *name; name++) {
-		h ^= (unsigned char)*name;
-		h *= 0x100000001b3ULL;
-	}
-	return h;
-}
-
 /* A new entry for name, with no histogram, linked nowhere. NULL on failure. */
-static struct summary_entry *entry_new(const char *name, uint64_t hash)
+static struct summary_entry *entry_new(const char *name)
 {
 	size_t len = strlen(name) + 1;
 	struct summary_entry *e;
@@ -132,52 +118,28 @@ static struct summary_entry *entry_new(const char *name, uint64_t hash)
 	e = calloc(1, sizeof(*e) + len);
 	if (!e)
 		return NULL;
-	e->hash = hash;
 	for (i = 0; i < CG_MAX_EVENTS; i++)
 		e->sums.counter_valid[i] = true;
 	memcpy(e->name, name, len);
 	return e;
 }
 
-static struct summary_entry *find_entry(const struct summary *s, const char *name, uint64_t hash)
+static bool entry_is(const struct hash_node *n, const void *name)
 {
-	struct summary_entry *e;
-
-	for (e = s->buckets[hash & (s->nr_buckets - 1)]; e; e = e->hash_next)
-		if (e->hash == hash && !strcmp(e->name, name))
-			return e;
-	return NULL;
+	return !strcmp(container_of(n, struct summary_entry, node)->name, name);
 }
 
-/* Twice the buckets, so that chains stay about one entry long. */
-static int grow_buckets(struct summary *s)
+static struct summary_entry *find_entry(const struct summary *s, const char *name)
 {
-	size_t i, n = 2 * s->nr_buckets;
-	struct summary_entry **buckets, *e, *next;
+	struct hash_node *n = hash_table_find(&s->table, hash_string(name), entry_is, name);
 
-	buckets = calloc(n, sizeof(*buckets));
-	if (!buckets)
-		return -ENOMEM;
-	for (i = 0; i < s->nr_buckets; i++) {
-		for (e = s->buckets[i]; e; e = next) {
-			next = e->hash_next;
-			e->hash_next = buckets[e->hash & (n - 1)];
-			buckets[e->hash & (n - 1)] = e;
-		}
-	}
-	free(s->buckets);
-	s->buckets = buckets;
-	s->nr_buckets = n;
-	return 0;
+	return n ? container_of(n, struct summary_entry, node) : NULL;
 }
 
-/* Chains take any load, so linking never fails: retiring relies on that. */
+/* Linking never fails (see hashtab.h): retiring relies on that. */
 static void link_entry(struct summary *s, struct summary_entry *e)
 {
-	struct summary_entry **bucket = &s->buckets[e->hash & (s->nr_buckets - 1)];
-
-	e->hash_next = *bucket;
-	*bucket = e;
+	hash_table_add(&s->table, &e->node, hash_string(e->name));
 	e->prev = s->last;
 	e->next = NULL;
 	if (s->last)
@@ -185,16 +147,11 @@ static void link_entry(struct summary *s, struct summary_entry *e)
 	else
 		s->first = e;
 	s->last = e;
-	s->nr_entries++;
 }
 
 static void unlink_entry(struct summary *s, struct summary_entry *e)
 {
-	struct summary_entry **p = &s->buckets[e->hash & (s->nr_buckets - 1)];
-
-	while (*p != e)
-		p = &(*p)->hash_next;
-	*p = e->hash_next;
+	hash_table_del(&s->table, &e->node);
 	if (e->prev)
 		e->prev->next = e->next;
 	else
@@ -203,7 +160,6 @@ static void unlink_entry(struct summary *s, struct summary_entry *e)
 		e->next->prev = e->prev;
 	else
 		s->last = e->prev;
-	s->nr_entries--;
 }
 
 struct summary *summary__new(void)
@@ -214,15 +170,15 @@ struct summary *summary__new(void)
 	if (!s)
 		return NULL;
 	s->messages = -1;
-	s->nr_buckets = FIRST_BUCKETS;
-	s->buckets = calloc(s->nr_buckets, sizeof(*s->buckets));
-	s->spare_folded = entry_new(FOLDED_NAME, name_hash(FOLDED_NAME));
-	if (!s->buckets || !s->spare_folded)
+	if (hash_table_init(&s->table, FIRST_BUCKETS))
+		goto err_out;
+	s->spare_folded = entry_new(FOLDED_NAME);
+	if (!s->spare_folded)
 		goto err_out;
 	s->spare_folded->quantiles = QUANTILES_NONE;
 	return s;
 err_out:
-	free(s->buckets);
+	hash_table_fini(&s->table);
 	free(s->spare_folded);
 	free(s);
 	errno = ENOMEM;
@@ -263,10 +219,9 @@ err_out:
 /* The entry that name's live cgroup adds to, made live if it was retired. NULL on failure. */
 static struct summary_entry *live_entry(struct summary *s, const char *name)
 {
-	uint64_t hash = name_hash(name);
 	struct summary_entry *e;
 
-	e = find_entry(s, name, hash);
+	e = find_entry(s, name);
 	if (e) {
 		if (!e->hist) {
 			e->hist = hist_take(s);
@@ -277,9 +232,7 @@ static struct summary_entry *live_entry(struct summary *s, const char *name)
 		}
 		return e;
 	}
-	if (s->nr_entries >= s->nr_buckets && grow_buckets(s))
-		return NULL;
-	e = entry_new(name, hash);
+	e = entry_new(name);
 	if (!e)
 		return NULL;
 	e->hist = hist_take(s);
@@ -406,7 +359,7 @@ static void fold_entry(struct summary *s, struct summary_entry *e)
 {
 	struct summary_entry *folded;
 
-	folded = find_entry(s, FOLDED_NAME, name_hash(FOLDED_NAME));
+	folded = find_entry(s, FOLDED_NAME);
 	if (!folded) {
 		folded = s->spare_folded;
 		s->spare_folded = NULL;
@@ -428,7 +381,7 @@ void summary__retire(struct summary *s, const char *name, uint64_t cgid)
 	struct summary_entry *e;
 	struct cg_record t;
 
-	e = find_entry(s, name, name_hash(name));
+	e = find_entry(s, name);
 	/* another cgroup took the label (made again under the path): the entry is its */
 	if (!e || !e->hist || e->cgid != cgid)
 		return;
@@ -630,7 +583,7 @@ void summary__free(struct summary *s)
 		s->spare_hists = h->next;
 		free(h);
 	}
-	free(s->buckets);
+	hash_table_fini(&s->table);
 	free(s->spare_folded);
 	for (i = 0; i < s->nr_events; i++)
 		free(s->event_columns[i]);

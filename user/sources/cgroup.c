@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "cgroup.h"
+#include "hashtab.h"
 
 #define FIELD_SEPARATORS " \n"
 
@@ -438,8 +439,9 @@ const char *cgroup_label(const struct cgroup_mount *m, const char *path)
 	return *below ? below : "/";
 }
 
-/* Open addressing with linear probing; a NULL label marks a free slot, so id 0 fits too. */
-struct name_slot {
+/* One cgroup's label, in cgroup_names' table by id. */
+struct name_entry {
+	struct hash_node node;
 	uint64_t id;
 	char *label;
 	uint32_t walk;	 /* the last walk that found the cgroup */
@@ -448,48 +450,23 @@ struct name_slot {
 
 struct cgroup_names {
 	struct cgroup_mount mount;
-	struct name_slot *slots;
-	size_t nr_slots; /* a power of two */
-	size_t nr_used;
+	struct hash_table table;
 	uint32_t walk; /* walks so far */
 	bool walked;   /* the tree was walked since the last cgroup_names__new_interval() */
 };
 
-#define NAMES_INITIAL_SLOTS 256
+#define NAMES_INITIAL_BUCKETS 256
 
-static size_t slot_home(const struct cgroup_names *names, uint64_t id)
+static bool entry_has_id(const struct hash_node *n, const void *id)
 {
-	/* Inode numbers come in runs; the multiply spreads them over the table. */
-	return (size_t)((id * 0x9e3779b97f4a7c15ULL) >> 32) & (names->nr_slots - 1);
+	return container_of(n, struct name_entry, node)->id == *(const uint64_t *)id;
 }
 
-static struct name_slot *find_slot(const struct cgroup_names *names, uint64_t id)
+static struct name_entry *find_entry(const struct cgroup_names *names, uint64_t id)
 {
-	size_t mask = names->nr_slots - 1;
-	size_t i = slot_home(names, id);
+	struct hash_node *n = hash_table_find(&names->table, hash_u64(id), entry_has_id, &id);
 
-	while (names->slots[i].label && names->slots[i].id != id)
-		i = (i + 1) & mask;
-	return &names->slots[i];
-}
-
-static int grow(struct cgroup_names *names)
-{
-	struct name_slot *old = names->slots;
-	size_t old_nr = names->nr_slots;
-	struct name_slot *slots;
-
-	slots = calloc(old_nr * 2, sizeof(*slots));
-	if (!slots)
-		return -ENOMEM;
-	names->slots = slots;
-	names->nr_slots = old_nr * 2;
-	for (size_t i = 0; i < old_nr; i++) {
-		if (old[i].label)
-			*find_slot(names, old[i].id) = old[i];
-	}
-	free(old);
-	return 0;
+	return n ? container_of(n, struct name_entry, node) : NULL;
 }
 
 /* "#1234": the label of an id no walk has found (yet); real labels start with '/'. */
@@ -499,76 +476,54 @@ static bool is_fallback(const char *label)
 }
 
 /*
- * The stored label for id, storing a copy of label when id has none. A stored label is kept,
- * so that pointers handed out stay valid, except a fallback ("#1234"), which a real label
- * replaces.
+ * id's entry, made with a copy of label when id has none. A stored label is kept, so that
+ * pointers handed out stay valid, except a fallback ("#1234"), which a real label replaces.
+ * NULL with errno when out of memory.
  */
-static const char *names_insert(struct cgroup_names *names, uint64_t id, const char *label)
+static struct name_entry *names_insert(struct cgroup_names *names, uint64_t id, const char *label)
 {
-	struct name_slot *slot = find_slot(names, id);
+	struct name_entry *e = find_entry(names, id);
 	char *real;
 
-	if (slot->label && is_fallback(slot->label) && !is_fallback(label)) {
-		real = strdup(label);
-		if (!real)
-			return NULL;
-		free(slot->label);
-		slot->label = real;
-	}
-	if (slot->label)
-		return slot->label;
-	if ((names->nr_used + 1) * 2 > names->nr_slots) {
-		int ret = grow(names);
-
-		if (ret) {
-			errno = -ret;
-			return NULL;
+	if (e) {
+		if (is_fallback(e->label) && !is_fallback(label)) {
+			real = strdup(label);
+			if (!real)
+				return NULL;
+			free(e->label);
+			e->label = real;
 		}
-		slot = find_slot(names, id);
+		return e;
 	}
-	slot->label = strdup(label);
-	if (!slot->label)
+	e = calloc(1, sizeof(*e));
+	if (!e)
 		return NULL;
-	slot->id = id;
-	names->nr_used++;
-	return slot->label;
+	e->label = strdup(label);
+	if (!e->label) {
+		free(e);
+		return NULL;
+	}
+	e->id = id;
+	hash_table_add(&names->table, &e->node, hash_u64(id));
+	return e;
 }
 
 static int record_name(void *ctx, const char *path, const struct stat *st)
 {
 	struct cgroup_names *names = ctx;
+	struct name_entry *e;
 
-	if (!names_insert(names, st->st_ino, cgroup_label(&names->mount, path)))
+	e = names_insert(names, st->st_ino, cgroup_label(&names->mount, path));
+	if (!e)
 		return -errno;
-	find_slot(names, st->st_ino)->walk = names->walk;
+	e->walk = names->walk;
 	return 0;
 }
 
-/*
- * Backward-shift deletion: no tombstones, so lookups never slow down with churn. Entries after
- * hole in its probe run may move back into it, and only into it or later slots of the run.
- */
-static void delete_at(struct cgroup_names *names, size_t hole)
+static void entry_free(struct name_entry *e)
 {
-	size_t mask = names->nr_slots - 1;
-	size_t i = hole;
-
-	free(names->slots[hole].label);
-	names->nr_used--;
-	for (;;) {
-		size_t home;
-
-		i = (i + 1) & mask;
-		if (!names->slots[i].label)
-			break;
-		home = slot_home(names, names->slots[i].id);
-		/* An entry may move back only if its home is not cyclically in (hole, i]. */
-		if (((i - home) & mask) >= ((i - hole) & mask)) {
-			names->slots[hole] = names->slots[i];
-			hole = i;
-		}
-	}
-	names->slots[hole] = (struct name_slot){};
+	free(e->label);
+	free(e);
 }
 
 /*
@@ -576,17 +531,15 @@ static void delete_at(struct cgroup_names *names, size_t hole)
  * without ever running a task are found by some walk but never forgotten by the drain, and
  * would otherwise stay for the whole run.
  */
-static void drop_unseen(struct cgroup_names *names)
+static void drop_if_unseen(struct hash_table *t, struct hash_node *n, void *ctx)
 {
-	struct name_slot *slot;
-	size_t i;
+	struct name_entry *e = container_of(n, struct name_entry, node);
+	const struct cgroup_names *names = ctx;
 
-	for (i = 0; i < names->nr_slots; i++) {
-		slot = &names->slots[i];
-		/* a deletion may move an entry into slot i: look at it again */
-		while (slot->label && !slot->handed_out && slot->walk != names->walk)
-			delete_at(names, i);
-	}
+	if (e->handed_out || e->walk == names->walk)
+		return;
+	hash_table_del(t, n);
+	entry_free(e);
 }
 
 struct cgroup_names *cgroup_names__new(const struct cgroup_mount *m)
@@ -596,12 +549,11 @@ struct cgroup_names *cgroup_names__new(const struct cgroup_mount *m)
 	names = calloc(1, sizeof(*names));
 	if (!names)
 		return NULL;
-	names->slots = calloc(NAMES_INITIAL_SLOTS, sizeof(*names->slots));
-	if (!names->slots) {
+	if (hash_table_init(&names->table, NAMES_INITIAL_BUCKETS)) {
 		free(names);
+		errno = ENOMEM;
 		return NULL;
 	}
-	names->nr_slots = NAMES_INITIAL_SLOTS;
 	names->mount = *m;
 	return names;
 }
@@ -612,14 +564,13 @@ struct cgroup_names *cgroup_names__new(const struct cgroup_mount *m)
  */
 const char *cgroup_names__get(struct cgroup_names *names, uint64_t id)
 {
-	struct name_slot *slot = find_slot(names, id);
+	struct name_entry *e = find_entry(names, id);
 	char fallback[24];
-	const char *label;
 	int ret;
 
-	if (slot->label && !(is_fallback(slot->label) && !names->walked)) {
-		slot->handed_out = true;
-		return slot->label;
+	if (e && !(is_fallback(e->label) && !names->walked)) {
+		e->handed_out = true;
+		return e->label;
 	}
 	/*
 	 * One walk records every cgroup there is; an id it did not find is a cgroup removed
@@ -635,20 +586,21 @@ const char *cgroup_names__get(struct cgroup_names *names, uint64_t id)
 		}
 		/* a walk cut short did not see everything there is */
 		if (!ret)
-			drop_unseen(names);
-		slot = find_slot(names, id);
-		if (slot->label) {
-			slot->handed_out = true;
-			return slot->label;
+			hash_table_visit(&names->table, drop_if_unseen, names);
+		e = find_entry(names, id);
+		if (e) {
+			e->handed_out = true;
+			return e->label;
 		}
 	}
 	/* Inserting keeps what the walk recorded; the fallback is stored only when it found
 	 * nothing. */
 	snprintf(fallback, sizeof(fallback), "#%" PRIu64, id);
-	label = names_insert(names, id, fallback);
-	if (label)
-		find_slot(names, id)->handed_out = true;
-	return label;
+	e = names_insert(names, id, fallback);
+	if (!e)
+		return NULL;
+	e->handed_out = true;
+	return e->label;
 }
 
 const char *cgroup_names__known(struct cgroup_names *names, uint64_t id)
@@ -660,22 +612,23 @@ const char *cgroup_names__known(struct cgroup_names *names, uint64_t id)
 
 const char *cgroup_names__stored(struct cgroup_names *names, uint64_t id)
 {
-	struct name_slot *slot = find_slot(names, id);
+	struct name_entry *e = find_entry(names, id);
 
-	if (slot->label)
-		slot->handed_out = true;
-	return slot->label;
+	if (!e)
+		return NULL;
+	e->handed_out = true;
+	return e->label;
 }
 
 const char *cgroup_names__add_child(struct cgroup_names *names, uint64_t id, uint64_t parent_id,
 				    const char *leaf)
 {
-	const struct name_slot *parent = find_slot(names, parent_id);
+	const struct name_entry *parent = find_entry(names, parent_id);
 	char label[PATH_MAX];
-	const char *stored;
+	struct name_entry *e;
 	int n;
 
-	if (!*leaf || !parent->label || is_fallback(parent->label)) {
+	if (!*leaf || !parent || is_fallback(parent->label)) {
 		errno = ENOENT;
 		return NULL;
 	}
@@ -686,10 +639,11 @@ const char *cgroup_names__add_child(struct cgroup_names *names, uint64_t id, uin
 		errno = ENAMETOOLONG;
 		return NULL;
 	}
-	stored = names_insert(names, id, label);
-	if (stored)
-		find_slot(names, id)->handed_out = true;
-	return stored;
+	e = names_insert(names, id, label);
+	if (!e)
+		return NULL;
+	e->handed_out = true;
+	return e->label;
 }
 
 void cgroup_names__new_interval(struct cgroup_names *names)
@@ -699,23 +653,31 @@ void cgroup_names__new_interval(struct cgroup_names *names)
 
 void cgroup_names__forget(struct cgroup_names *names, uint64_t id)
 {
-	struct name_slot *slot = find_slot(names, id);
+	struct name_entry *e = find_entry(names, id);
 
-	if (slot->label)
-		delete_at(names, (size_t)(slot - names->slots));
+	if (!e)
+		return;
+	hash_table_del(&names->table, &e->node);
+	entry_free(e);
 }
 
 size_t cgroup_names__size(const struct cgroup_names *names)
 {
-	return names->nr_used;
+	return names->table.nr_nodes;
+}
+
+static void free_entry_of(struct hash_table *t, struct hash_node *n, void *ctx)
+{
+	(void)t;
+	(void)ctx;
+	entry_free(container_of(n, struct name_entry, node));
 }
 
 void cgroup_names__free(struct cgroup_names *names)
 {
 	if (!names)
 		return;
-	for (size_t i = 0; i < names->nr_slots; i++)
-		free(names->slots[i].label);
-	free(names->slots);
+	hash_table_visit(&names->table, free_entry_of, NULL);
+	hash_table_fini(&names->table);
 	free(names);
 }

@@ -168,8 +168,13 @@ struct run {
 	bool stream_first;
 };
 
-/* One interval: snapshot, drain, write everywhere. 0, or -errno when the run must end. */
-static int run_interval(struct run *r, uint64_t interval_ns)
+/*
+ * One interval: snapshot, drain, write everywhere. interval_ns and epoch_ms are read together,
+ * just before the snapshot that ends the interval, as its start was read before the one that
+ * began it: epochMillis - intervalMillis is then the wall clock at the interval's start. 0, or
+ * -errno when the run must end.
+ */
+static int run_interval(struct run *r, uint64_t interval_ns, uint64_t epoch_ms)
 {
 	const struct cg_slot_snap *snap;
 	struct cg_interval iv = {};
@@ -181,7 +186,7 @@ static int run_interval(struct run *r, uint64_t interval_ns)
 		fprintf(stderr, "cgstat: snapshot failed: %s\n", strerror(-err));
 		return err;
 	}
-	iv.epoch_ms = clock_ns(CLOCK_REALTIME) / NSEC_PER_MSEC;
+	iv.epoch_ms = epoch_ms;
 	iv.interval_ns = interval_ns;
 	collector__health(r->collector, &iv.health);
 	iv.nr_events = r->events->nr;
@@ -264,6 +269,7 @@ static int run_loop(struct run *r)
 	bool last = false;
 	int err;
 
+	start_mono = last_mono = clock_ns(CLOCK_MONOTONIC);
 	err = collector__snapshot(r->collector, &snap, &nr_slots);
 	if (err) {
 		fprintf(stderr, "cgstat: snapshot failed: %s\n", strerror(-err));
@@ -271,7 +277,6 @@ static int run_loop(struct run *r)
 	}
 	drain__baseline(r->drain, snap, nr_slots);
 	host_sampler__sample(r->host, clock_ns(CLOCK_MONOTONIC), &(struct cg_host){});
-	start_mono = last_mono = clock_ns(CLOCK_MONOTONIC);
 	/* said once counting has begun: what starts after this line is in the rows */
 	if (r->opts->verbose)
 		fprintf(stderr, "cgstat: attached, watching %s\n",
@@ -290,7 +295,7 @@ static int run_loop(struct run *r)
 		if (!sleep_until(deadline))
 			last = true; /* SIGINT/SIGTERM: drain the partial interval */
 		now = clock_ns(CLOCK_MONOTONIC);
-		err = run_interval(r, now - last_mono);
+		err = run_interval(r, now - last_mono, clock_ns(CLOCK_REALTIME) / NSEC_PER_MSEC);
 		if (err)
 			break;
 		last_mono = now;

@@ -129,11 +129,15 @@ def all_cgroups_equal_host(args, name, cpus, forkers=0):
         h.check(on_cpu_ns <= NCPU * interval_ns * 1.001,
                 "%s: all rows sum to %.3f cores of %d" % (name, on_cpu_ns / interval_ns, NCPU))
         limit = CAPACITY_SHARE + PROC_STAT_RESOLUTION_NS / (NCPU * interval_ns)
-        h.check(abs(error) <= limit,
+        # Below by up to the host's steal too: time stolen while no task was current (an
+        # interrupt on an idle CPU) is busy in /proc/stat and no task's. Once in CI-like runs
+        # here: -3.04 % of capacity in an idle interval whose steal was 5.3 % of it.
+        below = limit + steal_ns / (NCPU * interval_ns)
+        h.check(-below <= error <= limit,
                 "%s: all rows %.3f cores on CPU + %.3f stolen, /proc/stat busy %.3f cores: "
-                "%+.2f%% of capacity (limit %.2f%%)"
+                "%+.2f%% of capacity (limit -%.2f%% to +%.2f%%, below by the steal)"
                 % (name, on_cpu_ns / interval_ns, stolen_ns / interval_ns,
-                   busy_ns / interval_ns, 100 * error, 100 * limit))
+                   busy_ns / interval_ns, 100 * error, 100 * below, 100 * limit))
         steal_error = (stolen_ns - steal_ns) / (NCPU * interval_ns)
         h.check(steal_error <= limit,
                 "%s: all rows %.3f cores stolen, /proc/stat steal %.3f cores: %+.2f%% of "

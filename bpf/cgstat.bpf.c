@@ -104,6 +104,13 @@ struct cpu_run {
 	__u64 since;
 	__u64 runtime;	/* the task's se.sum_exec_runtime at its switch-in here */
 	__u64 untasked; /* this CPU's untasked time then: task_clock_untasked() */
+	/*
+	 * The task's min_flt and maj_flt then, or at the last snapshot: a task's fault counts move
+	 * only while it runs (the kernel charges a fault to current), so what they moved by at its
+	 * switch-out is what it faulted on this CPU, without a perf event.
+	 */
+	__u64 min_flt;
+	__u64 maj_flt;
 	__u32 pid;
 	__u32 gen; /* with cgid: which slots; equal (cgid, gen) pairs have equal slot sets */
 	struct slot_set slots;
@@ -636,6 +643,8 @@ struct switch_out {
 	__u32 to;    /* CG_NR_STATES: it exited */
 	__u64 since; /* when it entered from */
 	__u64 left;  /* when it stopped running, as the scheduler charged it: charged_until() */
+	__u64 min_flt; /* its page faults since this CPU's record took it on */
+	__u64 maj_flt;
 	bool voluntary;
 };
 
@@ -737,6 +746,8 @@ static __always_inline void count_switch_out(struct cg_slot_live *live,
 		live->count[CG_NVCSW]++;
 	else
 		live->count[CG_NIVCSW]++;
+	live->count[CG_MINOR_FAULTS] += out->min_flt;
+	live->count[CG_MAJOR_FAULTS] += out->maj_flt;
 }
 
 static __always_inline void count_switch_in(struct cg_slot_live *live, const struct switch_in *in)
@@ -962,6 +973,37 @@ static __always_inline const struct slot_set *counted_slots(const struct cpu_run
 	return to;
 }
 
+struct faults_visit {
+	struct slot_visit v;
+	__u64 min_flt;
+	__u64 maj_flt;
+};
+
+static __always_inline long slot_faulted(__u32 index, void *ctx)
+{
+	struct faults_visit *w = ctx;
+	struct cg_slot_live *live = slot_live_of(w->v.set, index);
+
+	if (live) {
+		live->count[CG_MINOR_FAULTS] += w->min_flt;
+		live->count[CG_MAJOR_FAULTS] += w->maj_flt;
+	}
+	return 0;
+}
+
+/*
+ * prev's faults go where its on-CPU time goes, to the record's slots (the cgroup it was switched
+ * in to), where those are not prev's own: it moved to another cgroup while it ran.
+ */
+static __always_inline void faults_to_run(const struct cpu_run *run, struct switch_out *out)
+{
+	struct faults_visit w = { .min_flt = out->min_flt, .maj_flt = out->maj_flt };
+
+	out->min_flt = out->maj_flt = 0;
+	if (w.min_flt || w.maj_flt)
+		for_each_slot(&run->slots, slot_faulted, &w);
+}
+
 /* Record next as the task this CPU counts on CPU, in the slots of next_ts (NULL: none). */
 static __always_inline void run_record(struct cpu_run *run, struct task_struct *next,
 				       const struct task_state *next_ts, __u64 now, __u64 untasked)
@@ -981,6 +1023,8 @@ static __always_inline void run_record(struct cpu_run *run, struct task_struct *
 	run->pid = next->pid;
 	run->runtime = next->se.sum_exec_runtime;
 	run->untasked = untasked;
+	run->min_flt = next->min_flt;
+	run->maj_flt = next->maj_flt;
 	run->since = now;
 }
 
@@ -1024,6 +1068,11 @@ int BPF_PROG(cg_sched_switch, bool preempt, struct task_struct *prev, struct tas
 
 	if (run->task == (__u64)prev && out.left < run->since)
 		out.left = run->since;
+	/* a task the record does not hold came unreported: its faults since are not known */
+	if (run->task == (__u64)prev) {
+		out.min_flt = prev->min_flt - run->min_flt;
+		out.maj_flt = prev->maj_flt - run->maj_flt;
+	}
 	/*
 	 * Zero unless a hypervisor stole time (or interrupts took it) while the record's task ran.
 	 * A repaired record's task left at a moment only bounded: the time taken since is not
@@ -1042,8 +1091,10 @@ int BPF_PROG(cg_sched_switch, bool preempt, struct task_struct *prev, struct tas
 		else if (prev_ts && run_slots_are(run, prev_ts) && out.from == CG_NR_STATES)
 			/* the record counts prev in prev's own slots: release it in prev's pass */
 			out.from = CG_ONCPU;
-		else if (run->task)
+		else if (run->task) {
 			slots_move(&run->slots, CG_ONCPU, CG_NR_STATES, out.left, false);
+			faults_to_run(run, &out);
+		}
 		if (prev_ts)
 			slots_switch(&prev_ts->slots, &out, NULL, now);
 		if (next_ts)
@@ -1352,6 +1403,26 @@ static __always_inline void run_idle_repair(struct cpu_run *run, struct task_str
 	run_record(run, current, NULL, now, untasked);
 }
 
+/*
+ * The faults of the task on this CPU so far belong to this interval, as its on-CPU time does:
+ * charged to the record's slots, which its switch-out then counts on from. A task that runs
+ * for seconds without a switch would otherwise show its faults in a later interval.
+ */
+static __always_inline void run_faults_charge(struct cpu_run *run, struct task_struct *current)
+{
+	struct faults_visit w;
+
+	if (!current->pid || run->task != (__u64)current)
+		return;
+	w.min_flt = current->min_flt - run->min_flt;
+	w.maj_flt = current->maj_flt - run->maj_flt;
+	if (!w.min_flt && !w.maj_flt)
+		return;
+	run->min_flt += w.min_flt;
+	run->maj_flt += w.maj_flt;
+	for_each_slot(&run->slots, slot_faulted, &w);
+}
+
 /* Run on each CPU in turn by the loader (BPF_PROG_TEST_RUN with BPF_F_TEST_RUN_ON_CPU). */
 SEC("raw_tp")
 int cg_snapshot(struct bpf_raw_tracepoint_args *ctx)
@@ -1380,6 +1451,7 @@ int cg_snapshot(struct bpf_raw_tracepoint_args *ctx)
 	    (run->task == (__u64)current || !current->pid))
 		counters_charge(counted_slots(run, NULL, NULL, c.now), c.now);
 	if (run && c.cpu == CG_THIS_CPU) {
+		run_faults_charge(run, current);
 		task_clock_untasked(current, &untasked);
 		run_idle_repair(run, current, c.now, untasked);
 		c.open_stolen = run_stolen(run, untasked, c.now);

@@ -36,10 +36,12 @@ enum cg_state {
  * user/core/derived.c.
  */
 enum cg_count {
-	CG_NVCSW,      /* voluntary switches: the task's nvcsw moved at its switch-out */
-	CG_NIVCSW,     /* involuntary switches: preempted while runnable */
-	CG_MIGRATIONS, /* moves to another CPU, as se.nr_migrations counts them */
-	CG_RUNQ_WAITS, /* run-queue waits, each ended by a switch-in */
+	CG_NVCSW,	 /* voluntary switches: the task's nvcsw moved at its switch-out */
+	CG_NIVCSW,	 /* involuntary switches: preempted while runnable */
+	CG_MIGRATIONS,	 /* moves to another CPU, as se.nr_migrations counts them */
+	CG_RUNQ_WAITS,	 /* run-queue waits, each ended by a switch-in */
+	CG_MINOR_FAULTS, /* page faults served without I/O: the task's min_flt moved while it ran */
+	CG_MAJOR_FAULTS, /* page faults that waited for I/O: its maj_flt */
 	CG_NR_COUNTS,
 };
 

@@ -94,16 +94,19 @@ def check_equal(name, got, want, why):
 SAME_EVENTS = "the same events of the same cgroup; perf's window holds cgstat's"
 
 
-def check_faults(name, got, report, perf=None, moved_out=0):
-    """Page faults against perf stat -G (perf) or, without it, the kernel's minflt + majflt
-    that the workload read. cgstat counts the faults a task makes from its move into the
-    cgroup to its next switch in the cgroup it left, where perf's cgroup counters and the
-    kernel's per-task figures (read after the move) have them in the new one: the workload's
-    own moved_faults (see workload.c) may be missing here, and moved_out, those of a task
-    that moved from here to another cgroup, may be here too. Against the kernel, cgstat also
-    has the faults of the workload's exit after its reading."""
+def check_faults(name, got, report, perf=None, moved_out=0, kinds=("minflt", "majflt")):
+    """Page faults against perf stat -G (perf) or, without it, the kernel's figures of kinds
+    (minflt, majflt or both) that the workload read. cgstat counts the faults a task makes
+    from its move into the cgroup to its next switch in the cgroup it left, where perf's
+    cgroup counters and the kernel's per-task figures (read after the move) have them in the
+    new one: the workload's own moved_faults (see workload.c) may be missing here, and
+    moved_out, those of a task that moved from here to another cgroup, may be here too.
+    Against the kernel, cgstat also has the faults of the workload's exit after its reading.
+    The figures from the tasks' own counts (minorPageFaults, majorPageFaults) lose, like perf's
+    counts, those of a switch the kernel did not report."""
     moved = report["moved_faults"]
-    want = perf if perf is not None else faults_of(report)
+    want = perf if perf is not None else faults_of(report, kinds)
+    name += " " + "+".join(kinds)
     hidden = int(HIDDEN_SWITCHES * want)
     why = ("%d faults of the move in, %d of a move out, %d of switches the kernel did not "
            "report" % (moved, moved_out, hidden))
@@ -111,7 +114,7 @@ def check_faults(name, got, report, perf=None, moved_out=0):
         h.check_count(name + " vs perf stat -G", got, perf, -moved - hidden, moved_out + hidden,
                       SAME_EVENTS + "; " + why)
     else:
-        h.check_count(name + " vs the kernel's minflt+majflt", got, want, -moved - hidden,
+        h.check_count(name + " vs the kernel's", got, want, -moved - hidden,
                       FAULT_TAIL + moved_out + hidden, why + ", and those of the workload's exit")
 
 
@@ -130,11 +133,25 @@ def perf_totals(rows, container):
     return total
 
 
-def faults_of(report):
-    total = report["children"].get("minflt", 0) + report["children"].get("majflt", 0)
+def faults_of(report, kinds=("minflt", "majflt")):
+    total = sum(report["children"].get(k, 0) for k in kinds)
     for t in report["threads"].values():
-        total += t["minflt"] + t["majflt"]
+        total += sum(t[k] for k in kinds)
     return total
+
+
+FAULT_COLUMNS = {"minflt": "minorPageFaults", "majflt": "majorPageFaults"}
+
+
+def stream_faults(cgstat, container):
+    """{"minflt": minorPageFaults, "majflt": majorPageFaults} of container over cgstat's
+    JSON lines on stdout."""
+    totals = dict.fromkeys(FAULT_COLUMNS, 0)
+    for line in h.read_json_lines(cgstat.stdout_path):
+        row = line["containers"].get(container)
+        for kind, column in FAULT_COLUMNS.items():
+            totals[kind] += row[column] if row else 0
+    return totals
 
 
 def workload_lines(workload, cgroup, *args):
@@ -149,7 +166,7 @@ def test_page_faults(args, support):
     hardware = [e for e in ("cycles", "instructions") if support[e]]
     with h.scratch_cgroup("faults") as cg:
         perf = PerfStat(["page-faults", "context-switches", "task-clock"] + hardware, [cg])
-        cgstat = h.Cgstat(args.cgstat, ["-q", "-i", "0.5", "-c", "f=" + cg])
+        cgstat = h.Cgstat(args.cgstat, ["-f", "json", "-i", "0.5", "-c", "f=" + cg])
         report = h.run_workload(args.workload, cg, "faults", 2000, 20)
         h.settle()
         code = cgstat.stop()
@@ -162,6 +179,10 @@ def test_page_faults(args, support):
         got = perf_totals(rows, "f")
         check_faults("faults page faults", got["pageFaults"], report, counts["page-faults"])
         check_faults("faults page faults", got["pageFaults"], report)
+        # the same faults from the threads' own counts: fresh anonymous pages, all minor
+        kinds = stream_faults(cgstat, "f")
+        for kind in FAULT_COLUMNS:
+            check_faults("faults " + FAULT_COLUMNS[kind], kinds[kind], report, kinds=(kind,))
         h.check(faults_of(report) >= 40000,
                 "faults: the kernel counted at least one fault per page touched (%d)"
                 % faults_of(report))
@@ -177,6 +198,27 @@ def test_page_faults(args, support):
             else:
                 h.check(got.get(column, "missing") is None,
                         "faults: %s is empty: SKIPPED against perf stat -G, no PMU here" % column)
+
+
+def test_major_faults(args):
+    """Major faults of a workload of known shape: a file of 2000 pages written, dropped from
+    the page cache and read through a mapping without readahead, a read from disk a page."""
+    pages = 2000
+    # on a disk: a file on tmpfs is never dropped from memory
+    folder = h.scratch_path(tempfile.mkdtemp(prefix="cgstat-majflt-", dir="/var/tmp"))
+    with h.scratch_cgroup("majflt") as cg:
+        cgstat = h.Cgstat(args.cgstat, ["-f", "json", "-i", "0.5", "-c", "m=" + cg])
+        report = h.run_workload(args.workload, cg, "majfaults", os.path.join(folder, "f"),
+                                pages)
+        h.settle()
+        code = cgstat.stop()
+    h.check(code == 0, "majfaults: cgstat exit code %d" % code)
+    h.check(faults_of(report, ("majflt",)) >= pages / 2,
+            "majfaults: the kernel counted a major fault for at least half the %d pages (%d)"
+            % (pages, faults_of(report, ("majflt",))))
+    kinds = stream_faults(cgstat, "m")
+    for kind in FAULT_COLUMNS:
+        check_faults("majfaults " + FAULT_COLUMNS[kind], kinds[kind], report, kinds=(kind,))
 
 
 def test_multiplexed(args, support):
@@ -344,6 +386,7 @@ def main():
     args = h.parse_args()
     support = hardware_support()
     test_page_faults(args, support)
+    test_major_faults(args)
     test_multiplexed(args, support)
     test_cross_cgroup(args)
     test_unsupported_event(args, support)

@@ -21,6 +21,10 @@
  *   workload [--cgroup DIR] steady SECONDS N      N threads: spin 2 ms, sleep 3 ms, for SECONDS
  *   workload [--cgroup DIR] faults PAGES ROUNDS   one thread touching PAGES fresh pages ROUNDS
  *                                                 times (a page fault each)
+ *   workload [--cgroup DIR] majfaults FILE PAGES  one thread writing FILE of PAGES pages,
+ *                                                 dropping it from the page cache and reading
+ *                                                 it through a mapping without readahead (a
+ *                                                 major fault each); FILE is removed
  *   workload [--cgroup DIR] xpingpong ROUNDS CPU CGROUP2
  *                                                 ping-pong on one CPU between this process and
  *                                                 a child in CGROUP2: every switch crosses
@@ -583,6 +587,45 @@ static void *faulter(void *arg)
 	return arg;
 }
 
+static const char *majflt_path;
+static long majflt_pages;
+
+static void *major_faulter(void *arg)
+{
+	static char page[4096];
+	size_t len = majflt_pages * 4096;
+	volatile char sum = 0;
+	char *mem;
+	long i;
+	int fd;
+
+	fd = open(majflt_path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0)
+		die(majflt_path);
+	for (i = 0; i < majflt_pages; i++) {
+		page[0] = (char)i;
+		if (write(fd, page, sizeof(page)) != (ssize_t)sizeof(page))
+			die("write");
+	}
+	/* clean pages that no one maps are dropped for certain */
+	if (fsync(fd) || posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED))
+		die("fsync, or dropping the file from the page cache");
+	mem = mmap(NULL, len, PROT_READ, MAP_SHARED, fd, 0);
+	if (mem == MAP_FAILED)
+		die("mmap");
+	/* no readahead: each page is read by a fault of its own */
+	if (madvise(mem, len, MADV_RANDOM))
+		die("madvise");
+	for (i = 0; i < majflt_pages; i++)
+		sum += mem[i * 4096];
+	(void)sum;
+	munmap(mem, len);
+	close(fd);
+	unlink(majflt_path);
+	park();
+	return arg;
+}
+
 /* messaging: the shape and sizes of perf bench sched messaging */
 #define MSG_FDS	 20
 #define MSG_SIZE 100
@@ -849,6 +892,10 @@ int main(int argc, char **argv)
 		fault_pages = atol(argv[i + 1]);
 		fault_rounds = atol(argv[i + 2]);
 		run_threads(1, faulter, NULL);
+	} else if (!strcmp(argv[i], "majfaults") && argc - i == 3) {
+		majflt_path = argv[i + 1];
+		majflt_pages = atol(argv[i + 2]);
+		run_threads(1, major_faulter, NULL);
 	} else if (!strcmp(argv[i], "xpingpong") && argc - i == 4) {
 		xpingpong(atol(argv[i + 1]), atoi(argv[i + 2]), argv[i + 3]);
 	} else if (!strcmp(argv[i], "churn") && argc - i == 3) {

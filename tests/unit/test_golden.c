@@ -69,6 +69,8 @@ static void run_for(struct cg_slot_snap *s, uint64_t on_ns, uint64_t runq_ns, ui
 	s->count[CG_NIVCSW] += waits / 4;
 	s->count[CG_MIGRATIONS] += waits / 10;
 	s->count[CG_RUNQ_WAITS] += waits;
+	s->count[CG_MINOR_FAULTS] += waits * 7;
+	s->count[CG_MAJOR_FAULTS] += waits / 20;
 	if (longest_ns > s->runq_max_ns)
 		s->runq_max_ns = longest_ns;
 	s->runq_hist[cg_hist_bucket(longest_ns)] += 1;

@@ -37,6 +37,8 @@ static void make_interval(void)
 		.count[CG_NIVCSW] = 20,
 		.count[CG_MIGRATIONS] = 5,
 		.count[CG_RUNQ_WAITS] = 2,
+		.count[CG_MINOR_FAULTS] = 300,
+		.count[CG_MAJOR_FAULTS] = 4,
 		.runq_max_ns = 37000,
 		.counter = { 3000000000ULL, 6000000000ULL, 1500000000 },
 		.counter_valid = { true, true, true },
@@ -88,14 +90,15 @@ static void test_csv(void)
 		"epochMillis,intervalMillis,container,cpuCores,tasks,onCpuMillis,runqWaitMillis,"
 		"offCpuSleepMillis,offCpuBlockedMillis,voluntarySwitches,involuntarySwitches,"
 		"migrations,runqWaits,runqP50Micros,runqP99Micros,runqMaxMicros,stolenMillis,"
+		"minorPageFaults,majorPageFaults,"
 		"cycles,instructions,taskClockMillis,"
 		"ghz,instructionsPerCycle,llcMissesPerKiloInstructions,llcMissPercent,"
 		"l1dMissesPerKiloInstructions,branchMissesPerKiloInstructions\n"
 		"1700000000123,1000.000,web,1.500,12,1500.000,250.000,2000.000,250.000,"
-		"250,20,5,2,0.992,37.000,37.000,125.000,3000000000,6000000000,1500.000,"
+		"250,20,5,2,0.992,37.000,37.000,125.000,300,4,3000000000,6000000000,1500.000,"
 		"2.000,2.000,,,,\n"
 		"1700000000123,1000.000,\"a,\"\"b\"\"\n\xff\xfe\",0.000,1,0.000,0.000,0.000,0.000,"
-		"0,0,0,0,,,,0.000,,1000,0.000,,,,,,\n");
+		"0,0,0,0,,,,0.000,0,0,,1000,0.000,,,,,,\n");
 	CHECK(err == 0);
 
 	/* Later intervals: rows only. Half a second with the same amounts: twice the cores. */
@@ -103,7 +106,7 @@ static void test_csv(void)
 	iv.interval_ns = 500000000;
 	CHECK_STR(render(CG_FORMAT_CSV, false, &err),
 		  "1700000000123,500.000,web,3.000,12,1500.000,250.000,2000.000,250.000,"
-		  "250,20,5,2,0.992,37.000,37.000,125.000,3000000000,6000000000,1500.000,"
+		  "250,20,5,2,0.992,37.000,37.000,125.000,300,4,3000000000,6000000000,1500.000,"
 		  "2.000,2.000,,,,\n");
 	CHECK(err == 0);
 
@@ -113,10 +116,11 @@ static void test_csv(void)
 		  "epochMillis,intervalMillis,container,cpuCores,tasks,onCpuMillis,runqWaitMillis,"
 		  "offCpuSleepMillis,offCpuBlockedMillis,voluntarySwitches,involuntarySwitches,"
 		  "migrations,runqWaits,runqP50Micros,runqP99Micros,runqMaxMicros,stolenMillis,"
+		  "minorPageFaults,majorPageFaults,"
 		  "ghz,instructionsPerCycle,llcMissesPerKiloInstructions,llcMissPercent,"
 		  "l1dMissesPerKiloInstructions,branchMissesPerKiloInstructions\n"
 		  "1700000000123,500.000,web,3.000,12,1500.000,250.000,2000.000,250.000,"
-		  "250,20,5,2,0.992,37.000,37.000,125.000,,,,,,\n");
+		  "250,20,5,2,0.992,37.000,37.000,125.000,300,4,,,,,,\n");
 	CHECK(err == 0);
 }
 
@@ -135,7 +139,7 @@ static void test_json_exact(void)
 		"\"runqWaitMillis\":250,\"offCpuSleepMillis\":2000,\"offCpuBlockedMillis\":250,"
 		"\"voluntarySwitches\":250,\"involuntarySwitches\":20,\"migrations\":5,"
 		"\"runqWaits\":2,\"runqP50Micros\":0.992,\"runqP99Micros\":37,"
-		"\"runqMaxMicros\":37,\"stolenMillis\":125,\"cycles\":3000000000,\"instructions\":6000000000,"
+		"\"runqMaxMicros\":37,\"stolenMillis\":125,\"minorPageFaults\":300,\"majorPageFaults\":4,\"cycles\":3000000000,\"instructions\":6000000000,"
 		"\"taskClockMillis\":1500,\"ghz\":2,\"instructionsPerCycle\":2}}}\n");
 	CHECK(err == 0);
 

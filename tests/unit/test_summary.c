@@ -55,11 +55,13 @@ static void test_exact(void)
 		"\"involuntarySwitchesPerSecond\":0,\"migrationsPerSecond\":0,"
 		"\"runqWaitsPerSecond\":0,\"runqWaitMillisPerSecond\":0,"
 		"\"offCpuSleepMillisPerSecond\":0,\"offCpuBlockedMillisPerSecond\":0,\"stolenMillisPerSecond\":0,"
+		"\"minorPageFaultsPerSecond\":0,\"majorPageFaultsPerSecond\":0,"
 		"\"tasks\":3}},"
 		"\"allContainers\":{\"cpus\":3,\"voluntarySwitchesPerSecond\":500,"
 		"\"involuntarySwitchesPerSecond\":0,\"migrationsPerSecond\":0,"
 		"\"runqWaitsPerSecond\":0,\"runqWaitMillisPerSecond\":0,"
 		"\"offCpuSleepMillisPerSecond\":0,\"offCpuBlockedMillisPerSecond\":0,\"stolenMillisPerSecond\":0,"
+		"\"minorPageFaultsPerSecond\":0,\"majorPageFaultsPerSecond\":0,"
 		"\"tasks\":3},\"droppedEvents\":3,\"missedSwitches\":0,"
 		"\"inconsistencies\":0}");
 	free(text);

@@ -61,6 +61,12 @@ const struct cg_figure_column figure_columns[CG_NR_FIGURES] = {
 	[CG_FIG_STOLEN_MILLIS] = { "stolenMillis", CG_UNIT_FINE, TIME(CG_STOLEN, MILLIS) },
 	[CG_FIG_STOLEN_MILLIS_RATE] = { "stolenMillisPerSecond", CG_UNIT_COARSE,
 					TIME(CG_STOLEN, MILLIS_PER_SECOND) },
+	[CG_FIG_MINOR_FAULTS] = { "minorPageFaults", CG_UNIT_COUNT, COUNT(CG_MINOR_FAULTS, AS_IS) },
+	[CG_FIG_MAJOR_FAULTS] = { "majorPageFaults", CG_UNIT_COUNT, COUNT(CG_MAJOR_FAULTS, AS_IS) },
+	[CG_FIG_MINOR_FAULTS_RATE] = { "minorPageFaultsPerSecond", CG_UNIT_COARSE,
+				       COUNT(CG_MINOR_FAULTS, PER_SECOND) },
+	[CG_FIG_MAJOR_FAULTS_RATE] = { "majorPageFaultsPerSecond", CG_UNIT_COARSE,
+				       COUNT(CG_MAJOR_FAULTS, PER_SECOND) },
 };
 
 static bool per_second(double amount, uint64_t interval_ns, double *value)

@@ -23,7 +23,7 @@ struct cg_record {
 	uint64_t cgid;
 	uint64_t tasks; /* threads in the cgroup (its subtree when watched) at the end */
 	uint64_t time_ns[CG_NR_STATES]; /* on-CPU, run-queue, sleep, blocked, stolen */
-	uint64_t count[CG_NR_COUNTS];	/* switches, migrations, run-queue waits */
+	uint64_t count[CG_NR_COUNTS];	/* one per enum cg_count */
 	uint64_t runq_max_ns;		/* exact; 0 when there was no run-queue wait */
 	struct cg_hist runq_hist;
 	/* perf counters, in the order of the run's event list; counter_valid says which count */

@@ -27,6 +27,8 @@ static const enum cg_figure stream_figures[] = {
 	CG_FIG_RUNQ_P99_MICROS,
 	CG_FIG_RUNQ_MAX_MICROS,
 	CG_FIG_STOLEN_MILLIS,
+	CG_FIG_MINOR_FAULTS,
+	CG_FIG_MAJOR_FAULTS,
 };
 
 static void record_derived(const struct cg_interval *iv, const struct cg_record *r,

@@ -7,7 +7,7 @@
 # saves the raw numbers as CSV. Needs root; installs what it lacks with apt-get and builds
 # cgstat into build-bench/ (or --build-dir) first.
 #
-#   bench/overhead.sh [--rounds N] [--quick] [--out DIR] [--build-dir DIR]
+#   bench/overhead.sh [--rounds N] [--quick] [--out DIR] [--build-dir DIR] [--compare CGSTAT]
 #
 # Each round runs every scenario once under every configuration, the configurations in an
 # order that rotates from round to round and scenario to scenario, so that a slow spell of the
@@ -19,15 +19,19 @@ ROUNDS=5
 ROUNDS_GIVEN=0
 QUICK=0
 OUT=""
+REF=""
 BUILD_DIR=${BUILD_DIR:-$REPO/build-bench}
 
 usage() {
 	cat <<EOF
-Usage: bench/overhead.sh [--rounds N] [--quick] [--out DIR] [--build-dir DIR]
+Usage: bench/overhead.sh [--rounds N] [--quick] [--out DIR] [--build-dir DIR] [--compare CGSTAT]
   --rounds N       rounds of every scenario under every configuration (default 5)
   --quick          small workloads and one round (unless --rounds): a smoke run
   --out DIR        where the CSV and the table go (default bench/results/)
   --build-dir DIR  cgstat's build directory (default build-bench/, or \$BUILD_DIR)
+  --compare CGSTAT another cgstat binary (say, a build of the previous commit), run as the
+                   configurations ref-all and ref-one in the same rounds: a change's cost
+                   measured side by side
 EOF
 }
 
@@ -43,6 +47,9 @@ while [ $# -gt 0 ]; do
 	--build-dir)
 		[ $# -ge 2 ] || { usage >&2; exit 2; }
 		BUILD_DIR=$2; shift 2 ;;
+	--compare)
+		[ $# -ge 2 ] || { usage >&2; exit 2; }
+		REF=$2; shift 2 ;;
 	-h|--help) usage; exit 0 ;;
 	*) usage >&2; exit 2 ;;
 	esac
@@ -183,6 +190,18 @@ cpu_ns() {
 # --- configurations ------------------------------------------------------------------------
 
 CONFIGS=(baseline floor cgstat-all cgstat-one bpftrace perf-stat)
+if [ -n "$REF" ]; then
+	[ -x "$REF" ] || die "--compare: $REF is not an executable"
+	CONFIGS+=(ref-all ref-one)
+fi
+
+# The cgstat binary a configuration runs: the reference one for ref-*.
+cgstat_of() {
+	case "$1" in
+	ref-*) echo "$REF" ;;
+	*) echo "$CGSTAT" ;;
+	esac
+}
 
 # The cgroups a scenario's load runs in: the first is the one "cgstat-one" watches; perf
 # stat -G counts them all.
@@ -228,16 +247,17 @@ start_tracer() {
 		taskset -c $TRACER_CPU "$FLOOR" >"$TLOG" 2>&1 &
 		TRACER_PID=$!
 		wait_for $TRACER_PID "$TLOG" "cgstat-floor: attached" ;;
-	cgstat-all)
-		taskset -c $TRACER_CPU "$CGSTAT" -q -v -i 1 -o "$TDIR" >"$TLOG" 2>&1 &
+	cgstat-all | ref-all)
+		taskset -c $TRACER_CPU "$(cgstat_of "$config")" -q -v -i 1 -o "$TDIR" >"$TLOG" 2>&1 &
 		TRACER_PID=$!
 		wait_for $TRACER_PID "$TLOG" "cgstat: attached" ;;
 	cgstat-all-noout)
 		taskset -c $TRACER_CPU "$CGSTAT" -q -v -i 1 >"$TLOG" 2>&1 &
 		TRACER_PID=$!
 		wait_for $TRACER_PID "$TLOG" "cgstat: attached" ;;
-	cgstat-one)
-		taskset -c $TRACER_CPU "$CGSTAT" -q -v -i 1 -o "$TDIR" -c "bench=$SCRATCH/$first" \
+	cgstat-one | ref-one)
+		taskset -c $TRACER_CPU "$(cgstat_of "$config")" -q -v -i 1 -o "$TDIR" \
+			-c "bench=$SCRATCH/$first" \
 			>"$TLOG" 2>&1 &
 		TRACER_PID=$!
 		wait_for $TRACER_PID "$TLOG" "cgstat: attached" ;;
@@ -469,6 +489,7 @@ def vals(scen, config, col):
 
 
 configs = ["baseline", "floor", "cgstat-all", "cgstat-one", "bpftrace", "perf-stat"]
+configs += [c for c in ("ref-all", "ref-one") if any(r["config"] == c for r in rows)]
 names = {
     "pingpong-same": "(1) ping-pong, one cgroup, pinned: µs per round trip",
     "perf-pipe": "(1) `perf bench sched pipe`, one cgroup, pinned: µs per round trip",

@@ -16,9 +16,13 @@ SECONDS = float(os.environ.get("CGSTAT_LONGRUN_SECONDS", "600"))
 SLEEPERS = int(os.environ.get("CGSTAT_LONGRUN_SLEEPERS", "5000"))
 # Limits per figure, per interval and over WINDOW intervals: the median error, and the share
 # of comparisons allowed beyond LIMITS[name] (outliers, printed as they come). Measured here
-# over 90 s to 10 minutes: on-CPU median 0.004-0.006 %, worst 0.06-0.4 % (1 % in an interval
-# where the machine stalled); off-CPU 0.001 %; run-queue per interval median 2-4 %, worst
-# 11 %, and over ten 0.4-0.7 %, worst 2 %, where no steal comes between.
+# over 90 s to 10 minutes: on-CPU median 0.004-0.015 %, worst 0.06-0.8 % (1 % in an interval
+# where the machine stalled); off-CPU 0.001-0.003 %. Run-queue per interval median 1.9 and
+# 2.2 %, over ten 0.28 and 0.35 % (worst 5.2 and -7.9 %, 1 of 135 and 3 of 228 windows beyond
+# 5 %) in two runs of 4 and 5 minutes; the medians are held to about twice the worst seen in
+# any run (below). Before cgstat counted the waits after wakeups no tracer
+# saw (about 14 a second here: docs/metrics.md), those read 0.75 % low: per interval median
+# 3.7 %, over ten 1.0 to 1.9 % in six CI runs, one with 44 of 434 windows beyond 5 %.
 WINDOW = 10
 LIMITS = {
     "on-CPU": 0.01,
@@ -36,14 +40,19 @@ MEDIANS = {
     "off-CPU": 0.001,
     "off-CPU over %d intervals" % WINDOW: 0.001,
     "run-queue": 0.1,
-    # 1.19, 1.21, 1.25 and 1.40 % in four CI runs of 2026-12-01 (0.4-0.7 % in earlier ones)
-    "run-queue over %d intervals" % WINDOW: 0.03,
+    "run-queue over %d intervals" % WINDOW: 0.015,
 }
 OUTLIERS = 0.03
 # Where the hypervisor steals a vCPU for hundreds of ms, the waits in flight at a window's
-# edge (in cgstat's figure, not yet in run_delay) reach a second: measured 5.8 % of the
-# windows beyond 5 % in a local 10-minute run with 250 ms steal bursts.
-WINDOW_OUTLIERS = 0.10
+# edge (in cgstat's figure, not yet in run_delay) reach a second, and the test's own reading of
+# 5,000 threads takes 250-350 ms while they wait: up to 1.3 % of the windows beyond 5 % in the
+# runs above, and windows where waits are few (500 ms an interval) swing most.
+WINDOW_OUTLIERS = 0.05
+# The run-queue time over the whole run (every compared interval but those where a sleeper's
+# run_delay took in its sleep, below): -0.05 and -0.13 % in the two runs above, -0.45 % in one
+# of 40 s (ten-interval median 0.70 %, per interval 3.8 %); -0.75 % before the waits after
+# unreported wakeups counted.
+RUNQ_RUN = 0.005
 # The kernel's run_delay sometimes takes in a sleeper's whole sleep: one thread's run_delay
 # grows by about a second (its sleep) in one interval, where its real waits are microseconds
 # (an interval of 1,330 ms against cgstat's 316; six such in one 10-minute CI run, with the
@@ -102,6 +111,7 @@ def main():
     lagged = [0]
     compared = [0]
     taken = []  # intervals where a sleeper's run_delay took in its sleep
+    runq_run = [0.0, 0.0]  # run-queue time over the run: cgstat, kernel
     with h.scratch_cgroup("long") as cg:
         work = subprocess.Popen([args.workload, "--cgroup", cg, "longrun", str(SECONDS + 10),
                                  str(SLEEPERS)], stdout=subprocess.PIPE)
@@ -147,6 +157,9 @@ def main():
                      "off-CPU": ((row["offCpuSleepMillis"] + row["offCpuBlockedMillis"]
                                   + row["stolenMillis"]) * 1e6,
                                  len(both) * interval_ns - exec_ns - delay_ns)}
+            if not taken or taken[-1] != compared[0]:
+                runq_run[0] += pairs["run-queue"][0]
+                runq_run[1] += pairs["run-queue"][1]
             window.append(pairs)
             del window[:-WINDOW]
             for name, (got, want) in pairs.items():
@@ -190,6 +203,10 @@ def main():
                 "beyond %.1f%% (at most %d), worst %+.3f%%"
                 % (name, len(errs), 100 * median, 100 * median_limit, beyond, 100 * limit,
                    share * len(errs), 100 * errs[-1]))
+    err = (runq_run[0] - runq_run[1]) / runq_run[1]
+    h.check(abs(err) <= RUNQ_RUN, "long run: run-queue over the run: cgstat %.1f ms, kernel %.1f "
+            "ms, error %+.3f%% (limit %.1f%%)" % (runq_run[0] / 1e6, runq_run[1] / 1e6, 100 * err,
+                                                 100 * RUNQ_RUN))
     # open: a task-storage creation now and then fails (see reliability.md); reported, and
     # held to MAX_DROPS rather than 0 until that is fixed
     h.check(got[-1][0]["droppedEvents"] <= MAX_DROPS, "long run: %d dropped events (at most %d)"

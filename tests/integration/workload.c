@@ -84,19 +84,6 @@ static void die(const char *what)
 	exit(1);
 }
 
-/*
- * The workload's own timed sleeps (its children's aside). Each ends in a wakeup from a timer
- * interrupt, and one that lands while a thread the kernel does not trace runs is seen by no
- * tracer (docs/reliability.md): the tests allow a share of these waits to go unseen.
- */
-static long timer_sleeps;
-
-static void timed_sleep(const struct timespec *t)
-{
-	__atomic_add_fetch(&timer_sleeps, 1, __ATOMIC_RELAXED);
-	nanosleep(t, NULL);
-}
-
 static uint64_t clock_ns(clockid_t clock)
 {
 	struct timespec ts;
@@ -264,10 +251,8 @@ static void report(void)
 		kstat_print(de->d_name, &k, 0);
 	}
 	closedir(d);
-	printf("},\"moved_ns\":%lu,\"moved_faults\":%lu,\"reaped\":%ld,\"reaped_threads\":%ld,"
-	       "\"timer_sleeps\":%ld,",
-	       moved_ns, moved_faults, reaped, reaped_threads,
-	       __atomic_load_n(&timer_sleeps, __ATOMIC_RELAXED));
+	printf("},\"moved_ns\":%lu,\"moved_faults\":%lu,\"reaped\":%ld,\"reaped_threads\":%ld,",
+	       moved_ns, moved_faults, reaped, reaped_threads);
 	kstat_print("children", &children, 0);
 	printf("}\n");
 	fflush(stdout);
@@ -361,7 +346,7 @@ static void wait_parked(int workers)
 				asleep = 0;
 		if (asleep)
 			return;
-		timed_sleep(&nap);
+		nanosleep(&nap, NULL);
 	}
 }
 
@@ -452,7 +437,7 @@ static void *steady(void *arg)
 
 	while (now_ns() < end) {
 		spin_ns(2000000);
-		timed_sleep(&nap);
+		nanosleep(&nap, NULL);
 	}
 	park();
 	return arg;
@@ -465,7 +450,7 @@ static void *sleeper(void *arg)
 
 	while (now_ns() < end) {
 		spin_ns(500000);
-		timed_sleep(&nap);
+		nanosleep(&nap, NULL);
 	}
 	park();
 	return arg;
@@ -482,7 +467,7 @@ static void *vforker(void *arg)
 		if (pid < 0)
 			die("vfork");
 		if (!pid) {
-			nanosleep(&nap, NULL); /* a child's: not among timer_sleeps */
+			nanosleep(&nap, NULL);
 			_exit(0);
 		}
 		reap(pid);
@@ -510,7 +495,7 @@ static void *slicer(void *arg)
 			die("sched_setscheduler");
 		while (now_ns() < end) {
 			spin_ns(4000000);
-			timed_sleep(&nap);
+			nanosleep(&nap, NULL);
 		}
 	} else {
 		while (now_ns() < end)
@@ -698,9 +683,9 @@ static void *lr_sleeper(void *arg)
 {
 	struct timespec phase = { 0, (long)(uintptr_t)arg }, nap = { 1, 0 };
 
-	timed_sleep(&phase);
+	nanosleep(&phase, NULL);
 	while (!lr_stop)
-		timed_sleep(&nap);
+		nanosleep(&nap, NULL);
 	return arg;
 }
 
@@ -839,7 +824,7 @@ static void enter_cgroup(const char *dir)
 		die("sched_getaffinity");
 	pin(sched_getcpu());
 	moved_ns = clock_ns(CLOCK_THREAD_CPUTIME_ID) - moved_ns;
-	timed_sleep(&(struct timespec){ 0, 1000000 });
+	nanosleep(&(struct timespec){ 0, 1000000 }, NULL);
 	/* after the sleep: a first call of nanosleep() may fault too */
 	moved_faults = thread_faults() - moved_faults;
 	if (sched_setaffinity(0, sizeof(all), &all))

@@ -240,7 +240,9 @@ int main(void)
 		memset(&iv, 0, sizeof(iv));
 		iv.epoch_ms = 1764547200000ULL + 500 * (i + 1); /* 2025-12-01 00:00:00.5 UTC on */
 		iv.interval_ns = INTERVAL_NS + 1234 * i;
-		iv.health = (struct cg_health){ .dropped_events = i, .missed_switches = 5 * i };
+		iv.health = (struct cg_health){ .dropped_events = i,
+						.missed_switches = 5 * i,
+						.unseen_wakeups = 3 * i };
 		iv.nr_events = NR_EVENTS;
 		iv.event_columns = columns;
 		host_of(i, &iv.host, disks);
@@ -256,7 +258,9 @@ int main(void)
 	}
 	summary__set_messages(summary, 123456);
 	json = summary__to_json(summary, 1764547200000ULL, 1764547201500ULL,
-				&(struct cg_health){ .dropped_events = 2, .missed_switches = 10 });
+				&(struct cg_health){ .dropped_events = 2,
+						     .missed_switches = 10,
+						     .unseen_wakeups = 6 });
 	CHECK(json && out_files__write_summary(files, json) == 0);
 	out_files__close(files);
 	files = NULL;

@@ -55,7 +55,7 @@ static void make_interval(void)
 	iv = (struct cg_interval){
 		.epoch_ms = 1700000000123ULL,
 		.interval_ns = 1000000000,
-		.health = { .dropped_events = 7, .missed_switches = 5 },
+		.health = { .dropped_events = 7, .missed_switches = 5, .unseen_wakeups = 4 },
 		.nr_events = 3,
 		.event_columns = events,
 		.host = { true, 40.0, 5.0, 1, disks },
@@ -134,7 +134,7 @@ static void test_json_exact(void)
 	CHECK_STR(
 		render(CG_FORMAT_JSON, true, &err),
 		"{\"epochMillis\":1700000000123,\"intervalMillis\":1000,\"droppedEvents\":7,"
-		"\"missedSwitches\":5,\"inconsistencies\":0,"
+		"\"missedSwitches\":5,\"unseenWakeups\":4,\"inconsistencies\":0,"
 		"\"containers\":{\"web\":{\"cpuCores\":1.5,\"tasks\":12,\"onCpuMillis\":1500,"
 		"\"runqWaitMillis\":250,\"offCpuSleepMillis\":2000,\"offCpuBlockedMillis\":250,"
 		"\"voluntarySwitches\":250,\"involuntarySwitches\":20,\"migrations\":5,"

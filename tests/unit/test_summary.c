@@ -63,7 +63,7 @@ static void test_exact(void)
 		"\"offCpuSleepMillisPerSecond\":0,\"offCpuBlockedMillisPerSecond\":0,\"stolenMillisPerSecond\":0,"
 		"\"minorPageFaultsPerSecond\":0,\"majorPageFaultsPerSecond\":0,"
 		"\"tasks\":3},\"droppedEvents\":3,\"missedSwitches\":0,"
-		"\"inconsistencies\":0}");
+		"\"unseenWakeups\":0,\"inconsistencies\":0}");
 	free(text);
 	summary__free(s);
 }
@@ -79,7 +79,7 @@ static void test_empty(void)
 	CHECK_STR(text, "{\"measurement\":{\"startEpochMillis\":10,\"endEpochMillis\":10,"
 			"\"durationSeconds\":0},\"host\":{},\"containers\":{},"
 			"\"allContainers\":{\"tasks\":0},\"droppedEvents\":0,"
-			"\"missedSwitches\":0,\"inconsistencies\":0}");
+			"\"missedSwitches\":0,\"unseenWakeups\":0,\"inconsistencies\":0}");
 	free(text);
 	summary__free(s);
 }

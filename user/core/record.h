@@ -55,6 +55,7 @@ struct cg_host {
 struct cg_health {
 	uint64_t dropped_events;  /* events lost to full maps */
 	uint64_t missed_switches; /* switch-outs the kernel did not report, repaired */
+	uint64_t unseen_wakeups;  /* wakeups the kernel did not report, found at the switch-in */
 	uint64_t inconsistencies; /* snapshots with more tasks on a CPU than one: must be 0 */
 };
 

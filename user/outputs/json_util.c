@@ -70,6 +70,8 @@ int json_add_health(cJSON *obj, const struct cg_health *health)
 	if (!err)
 		err = json_add_number(obj, "missedSwitches", (double)health->missed_switches);
 	if (!err)
+		err = json_add_number(obj, "unseenWakeups", (double)health->unseen_wakeups);
+	if (!err)
 		err = json_add_number(obj, "inconsistencies", (double)health->inconsistencies);
 	return err;
 }

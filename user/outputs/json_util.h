@@ -21,7 +21,10 @@ char *utf8_sanitize(const char *s);
 /* obj[key] = value rounded to 3 decimals. 0 or -ENOMEM. */
 int json_add_number(cJSON *obj, const char *key, double value);
 
-/* The run's health figures (droppedEvents, missedSwitches, inconsistencies). 0 or -ENOMEM. */
+/*
+ * The run's health figures (droppedEvents, missedSwitches, unseenWakeups, inconsistencies).
+ * 0 or -ENOMEM.
+ */
 int json_add_health(cJSON *obj, const struct cg_health *health);
 
 /* A new empty object at obj[label], the label sanitized first. NULL and errno on failure. */

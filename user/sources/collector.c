@@ -341,6 +341,7 @@ void collector__health(const struct collector *c, struct cg_health *health)
 {
 	health->dropped_events = c->skel->bss->dropped_events;
 	health->missed_switches = c->skel->bss->missed_switches;
+	health->unseen_wakeups = c->skel->bss->unseen_wakeups;
 	health->inconsistencies = c->skel->bss->oncpu_violations;
 }
 

@@ -19,8 +19,9 @@ SLEEPERS = int(os.environ.get("CGSTAT_LONGRUN_SLEEPERS", "5000"))
 # over 90 s to 10 minutes: on-CPU median 0.004-0.015 %, worst 0.06-0.8 % (1 % in an interval
 # where the machine stalled); off-CPU 0.001-0.003 %. Run-queue per interval median 1.9 and
 # 2.2 %, over ten 0.28 and 0.35 % (worst 5.2 and -7.9 %, 1 of 135 and 3 of 228 windows beyond
-# 5 %) in two runs of 4 and 5 minutes; the medians are held to about twice the worst seen in
-# any run (below). Before cgstat counted the waits after wakeups no tracer
+# 5 %) in two runs of 4 and 5 minutes; 9.4 and 1.13 % in one of 2 minutes on a noisy host,
+# whose readings swung by up to a second between adjacent intervals. The medians are held to
+# about twice the worst seen; the run as a whole, below, to the bias. Before cgstat counted the waits after wakeups no tracer
 # saw (about 14 a second here: docs/metrics.md), those read 0.75 % low: per interval median
 # 3.7 %, over ten 1.0 to 1.9 % in six CI runs, one with 44 of 434 windows beyond 5 %.
 WINDOW = 10
@@ -39,8 +40,8 @@ MEDIANS = {
     "on-CPU over %d intervals" % WINDOW: 0.002,
     "off-CPU": 0.001,
     "off-CPU over %d intervals" % WINDOW: 0.001,
-    "run-queue": 0.1,
-    "run-queue over %d intervals" % WINDOW: 0.015,
+    "run-queue": 0.15,
+    "run-queue over %d intervals" % WINDOW: 0.02,
 }
 OUTLIERS = 0.03
 # Where the hypervisor steals a vCPU for hundreds of ms, the waits in flight at a window's
@@ -49,9 +50,9 @@ OUTLIERS = 0.03
 # runs above, and windows where waits are few (500 ms an interval) swing most.
 WINDOW_OUTLIERS = 0.05
 # The run-queue time over the whole run (every compared interval but those where a sleeper's
-# run_delay took in its sleep, below): -0.05 and -0.13 % in the two runs above, -0.45 % in one
-# of 40 s (ten-interval median 0.70 %, per interval 3.8 %); -0.75 % before the waits after
-# unreported wakeups counted.
+# run_delay took in its sleep, below): -0.05 and -0.13 % in the two runs above, -0.08 % in
+# the noisy one, -0.45 % in one of 40 s (ten-interval median 0.70 %, per interval 3.8 %);
+# -0.75 % before the waits after unreported wakeups counted.
 RUNQ_RUN = 0.005
 # The kernel's run_delay sometimes takes in a sleeper's whole sleep: one thread's run_delay
 # grows by about a second (its sleep) in one interval, where its real waits are microseconds

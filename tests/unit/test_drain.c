@@ -5,6 +5,7 @@
 #include "check.h"
 #include "drain.h"
 #include "events.h"
+#include "util.h"
 
 static const char *label(void *ctx, uint32_t slot, uint64_t cgid)
 {
@@ -129,10 +130,59 @@ out:
 	drain__free(d);
 }
 
+/*
+ * The software events taken from the scheduler programs' figures, not from a perf counter:
+ * each column is the interval's growth of the figure it stands for, and is valid without one.
+ */
+static void test_core_sourced(void)
+{
+	static const int sources[] = {
+		CG_EVENT_CORE_TASK_CLOCK,   CG_EVENT_CORE_CONTEXT_SWITCHES,
+		CG_EVENT_CORE_MIGRATIONS,   CG_EVENT_CORE_PAGE_FAULTS,
+		CG_EVENT_CORE_MINOR_FAULTS, CG_EVENT_CORE_MAJOR_FAULTS,
+	};
+	static const uint64_t want[] = { 1000 + 30, 7 + 2, 3, 40 + 5, 40, 5 };
+	struct drain_column cols[ARRAY_SIZE(sources)];
+	static struct cg_slot_snap snap[1];
+	struct cg_interval iv = {};
+	const struct cg_record *r;
+	struct drain *d;
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(sources); i++)
+		cols[i] = (struct drain_column){ .source = sources[i], .perf_index = -1 };
+	d = drain__new(1, cols, ARRAY_SIZE(cols), label, NULL);
+	CHECK(d != NULL);
+	if (!d)
+		return;
+	snap[0] = (struct cg_slot_snap){ .cgid = 5,
+					 .count[CG_NVCSW] = 100,
+					 .count[CG_MINOR_FAULTS] = 900 };
+	snap[0].time_ns[CG_ONCPU] = 5000;
+	drain__baseline(d, snap, 1);
+	snap[0].time_ns[CG_ONCPU] += 1000;
+	snap[0].time_ns[CG_STOLEN] += 30;
+	snap[0].count[CG_NVCSW] += 7;
+	snap[0].count[CG_NIVCSW] += 2;
+	snap[0].count[CG_MIGRATIONS] += 3;
+	snap[0].count[CG_MINOR_FAULTS] += 40;
+	snap[0].count[CG_MAJOR_FAULTS] += 5;
+	CHECK(drain__interval(d, snap, 1, true, &iv) == 0);
+	CHECK(iv.nr_records == 1);
+	if (iv.nr_records != 1)
+		goto out;
+	r = &iv.records[0];
+	for (i = 0; i < ARRAY_SIZE(sources); i++)
+		CHECK(r->counter_valid[i] && r->counter[i] == want[i]);
+out:
+	drain__free(d);
+}
+
 int main(void)
 {
 	test_counter_scaled();
 	test_multiplexed_interval();
 	test_same_label_merged();
+	test_core_sourced();
 	return check_done();
 }

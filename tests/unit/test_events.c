@@ -50,7 +50,7 @@ static void test_default_list(void)
 	CHECK(ev[2].type == PERF_TYPE_SOFTWARE && ev[2].config == PERF_COUNT_SW_CPU_MIGRATIONS);
 	CHECK(ev[2].core_source == CG_EVENT_CORE_MIGRATIONS);
 	CHECK(ev[3].type == PERF_TYPE_SOFTWARE && ev[3].config == PERF_COUNT_SW_PAGE_FAULTS);
-	CHECK(ev[3].core_source == CG_EVENT_FROM_PERF);
+	CHECK(ev[3].core_source == CG_EVENT_CORE_PAGE_FAULTS);
 	CHECK(ev[4].type == PERF_TYPE_HARDWARE && ev[4].config == PERF_COUNT_HW_CPU_CYCLES);
 	CHECK(ev[5].type == PERF_TYPE_HARDWARE && ev[5].config == PERF_COUNT_HW_INSTRUCTIONS);
 	CHECK(ev[6].type == PERF_TYPE_HARDWARE && ev[6].config == PERF_COUNT_HW_CACHE_REFERENCES);
@@ -59,7 +59,7 @@ static void test_default_list(void)
 	CHECK(ev[8].type == PERF_TYPE_HW_CACHE && ev[8].config == 0x10000);
 	CHECK(ev[8].config == HW_CACHE(L1D, READ, MISS));
 	CHECK(ev[9].type == PERF_TYPE_HARDWARE && ev[9].config == PERF_COUNT_HW_BRANCH_MISSES);
-	for (i = 3; i < 10; i++)
+	for (i = 4; i < 10; i++)
 		CHECK(ev[i].core_source == CG_EVENT_FROM_PERF);
 }
 
@@ -78,6 +78,7 @@ static void test_aliases(void)
 	CHECK(ev[1].core_source == CG_EVENT_CORE_MIGRATIONS);
 	CHECK_STR(ev[2].column, "pageFaults");
 	CHECK(ev[2].type == PERF_TYPE_SOFTWARE && ev[2].config == PERF_COUNT_SW_PAGE_FAULTS);
+	CHECK(ev[2].core_source == CG_EVENT_CORE_PAGE_FAULTS);
 	CHECK_STR(ev[3].name, "cycles");
 	CHECK_STR(ev[3].column, "cycles");
 	CHECK_STR(ev[4].column, "branchInstructions");
@@ -98,8 +99,10 @@ static void test_other_events(void)
 		CHECK_STR(ev[0].column, "minorFaults");
 		CHECK(ev[0].type == PERF_TYPE_SOFTWARE &&
 		      ev[0].config == PERF_COUNT_SW_PAGE_FAULTS_MIN);
+		CHECK(ev[0].core_source == CG_EVENT_CORE_MINOR_FAULTS);
 		CHECK_STR(ev[1].column, "majorFaults");
 		CHECK(ev[1].config == PERF_COUNT_SW_PAGE_FAULTS_MAJ);
+		CHECK(ev[1].core_source == CG_EVENT_CORE_MAJOR_FAULTS);
 		CHECK_STR(ev[2].column, "cgroupSwitches");
 		CHECK(ev[2].type == PERF_TYPE_SOFTWARE && ev[2].config == 11);
 		CHECK(ev[2].config == PERF_COUNT_SW_CGROUP_SWITCHES);

@@ -35,7 +35,7 @@ static const char *const columns[NR_EVENTS] = {
 
 static const struct drain_column drain_columns[NR_EVENTS] = {
 	{ CG_EVENT_CORE_TASK_CLOCK, -1 }, { CG_EVENT_CORE_CONTEXT_SWITCHES, -1 },
-	{ CG_EVENT_CORE_MIGRATIONS, -1 }, { CG_EVENT_FROM_PERF, 0 },
+	{ CG_EVENT_CORE_MIGRATIONS, -1 }, { CG_EVENT_CORE_PAGE_FAULTS, -1 },
 	{ CG_EVENT_FROM_PERF, 1 },  /* multiplexed from the second interval */
 	{ CG_EVENT_FROM_PERF, -1 }, /* could not be opened: never counted */
 };

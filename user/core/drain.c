@@ -99,6 +99,20 @@ static void record_counters(const struct drain *d, struct cg_record *r,
 		case CG_EVENT_CORE_MIGRATIONS:
 			r->counter[i] = r->count[CG_MIGRATIONS];
 			break;
+		/*
+		 * The tasks' own min_flt and maj_flt, the faults perf's events count, but for
+		 * failed faults (in perf's page-faults only) and those get_user_pages() takes for
+		 * the task (in min_flt and maj_flt only): mm_account_fault(), commit 53156443a303.
+		 */
+		case CG_EVENT_CORE_PAGE_FAULTS:
+			r->counter[i] = r->count[CG_MINOR_FAULTS] + r->count[CG_MAJOR_FAULTS];
+			break;
+		case CG_EVENT_CORE_MINOR_FAULTS:
+			r->counter[i] = r->count[CG_MINOR_FAULTS];
+			break;
+		case CG_EVENT_CORE_MAJOR_FAULTS:
+			r->counter[i] = r->count[CG_MAJOR_FAULTS];
+			break;
 		default:
 			r->counter_valid[i] = col->perf_index >= 0;
 			r->counter[i] = 0;

@@ -10,15 +10,19 @@
 #include <stdint.h>
 
 /*
- * Where a column's figure comes from. Three software events are counted exactly by cgstat's
- * own scheduler programs, so they are taken from the record (time_ns[CG_ONCPU], the switch
- * and migration counts) rather than from a perf counter.
+ * Where a column's figure comes from. The software events that cgstat's own scheduler
+ * programs count exactly (task-clock, the switches, the migrations, and the page faults from
+ * the tasks' own min_flt and maj_flt) are taken from the record rather than from a perf
+ * counter: no counter is opened for them, nor read on the hot path.
  */
 enum cg_event_source {
 	CG_EVENT_FROM_PERF = 0,
 	CG_EVENT_CORE_TASK_CLOCK,
 	CG_EVENT_CORE_CONTEXT_SWITCHES,
 	CG_EVENT_CORE_MIGRATIONS,
+	CG_EVENT_CORE_PAGE_FAULTS,
+	CG_EVENT_CORE_MINOR_FAULTS,
+	CG_EVENT_CORE_MAJOR_FAULTS,
 };
 
 struct cg_event {

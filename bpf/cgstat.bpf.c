@@ -291,7 +291,9 @@ static __always_inline void count_drop(void)
  * all-cgroups mode that is its own cgroup's slot alone, and all_cgroups is read-only: fn is
  * called once, inlined, in the hot path. A loop of CG_MAX_NEST inlined iterations at each of
  * the hot path's slot updates multiplied the verifier's paths past 800,000 instructions and a
- * second of loading, so the watched mode runs fn through bpf_loop(), verified once a site.
+ * second of loading, so the watched mode runs fn through bpf_loop(), verified once a site;
+ * but for a task in one watched cgroup, the common case where one cgroup is watched, where it
+ * calls fn inline too: bpf_loop()'s helper call and indirect call cost more than fn itself.
  */
 struct slot_visit {
 	const struct slot_set *set;
@@ -310,7 +312,7 @@ static __always_inline void for_each_slot(const struct slot_set *set, slot_visit
 	struct slot_visit *v = visit;
 
 	v->set = set;
-	if (!all_cgroups) {
+	if (!all_cgroups && set->nslots > 1) {
 		bpf_loop(set->nslots < CG_MAX_NEST ? set->nslots : CG_MAX_NEST, fn, visit, 0);
 		return;
 	}

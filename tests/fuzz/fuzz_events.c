@@ -91,6 +91,18 @@ static void check_events(const char *list, const struct cg_event *ev, int nr, in
 			CHECK(e->type == PERF_TYPE_SOFTWARE &&
 			      e->config == PERF_COUNT_SW_CPU_MIGRATIONS);
 			break;
+		case CG_EVENT_CORE_PAGE_FAULTS:
+			CHECK(e->type == PERF_TYPE_SOFTWARE &&
+			      e->config == PERF_COUNT_SW_PAGE_FAULTS);
+			break;
+		case CG_EVENT_CORE_MINOR_FAULTS:
+			CHECK(e->type == PERF_TYPE_SOFTWARE &&
+			      e->config == PERF_COUNT_SW_PAGE_FAULTS_MIN);
+			break;
+		case CG_EVENT_CORE_MAJOR_FAULTS:
+			CHECK(e->type == PERF_TYPE_SOFTWARE &&
+			      e->config == PERF_COUNT_SW_PAGE_FAULTS_MAJ);
+			break;
 		default:
 			CHECK(!"core_source out of range");
 		}

@@ -48,8 +48,14 @@ __u32 slot_hwm;
  * or the watched pid moved): every task resolves its slots again at its next event.
  */
 __u32 watch_gen;
-/* Tasks that could not be attributed because a map was full: reported, never silent. */
+/*
+ * Events whose loss changed a figure (a map was full, or the kernel refused a task's storage at
+ * a switch): reported, never silent. A wakeup of a task first seen is not one of them: its
+ * switch-in recovers the wait (waits_unseen()).
+ */
 __u64 dropped_events;
+/* When tracking began (the first CPU's seeding), on the run-queue clock. */
+__u64 tracking_since;
 /*
  * Switch-outs the kernel did not report: a CPU's switch whose prev is not the task this CPU last
  * switched in. Repaired where found (see cpu_run); counted so that users know.
@@ -97,6 +103,16 @@ struct task_state {
 	 */
 	__u64 min_flt;
 	__u64 maj_flt;
+	/*
+	 * The kernel's own count of the task's run-queue waits (sched_info) as its last switch-in
+	 * that cgstat saw left them, and the wait time cgstat counted since outside a switch-in
+	 * (a repair's): where the kernel did not report a switch or a wakeup of the task, the
+	 * waits it counted and cgstat did not are the difference (waits_unseen()).
+	 */
+	__u64 run_delay;
+	__u64 waits_repaired;
+	__u32 pcount;
+	__u32 sched_info_seen; /* run_delay and pcount hold a switch-in's figures */
 	__u32 state;
 	__u32 gen; /* watch_gen when slots were resolved */
 	struct slot_set slots;
@@ -596,17 +612,22 @@ __noinline int task_move_cgroup(struct task_state *ts, __u64 cg, __u64 cgid, __u
 /*
  * t's state, made on first sight, with its slots those of the cgroup it is in now: the hot
  * path compares the cgroup id and the watch list's generation, and takes the slow path only
- * when either changed. NULL when task storage is full (counted as a drop).
+ * when either changed. NULL where the kernel refuses to make it: it serialises task-storage
+ * creation per CPU, so a creation fails while another is preempted or interrupted midway on
+ * this CPU (the seeding iterator's, an exiting task's storage being freed, another BPF
+ * user's). Counted as a drop unless recovered_later: the event is one whose loss the task's
+ * next switch-in recovers.
  */
 static __always_inline struct task_state *task_state_get(struct task_struct *t, __u64 now,
-							 bool atomic)
+							 bool atomic, bool recovered_later)
 {
 	struct task_state *ts;
 	__u64 cgid, cg = 0;
 
 	ts = bpf_task_storage_get(&task_states, t, NULL, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!ts) {
-		count_drop();
+		if (!recovered_later)
+			count_drop();
 		return NULL;
 	}
 	cgid = t->cgroups->dfl_cgrp->kn->id;
@@ -682,11 +703,14 @@ struct switch_in {
 	__u64 wait;
 	__u32 bucket;
 	/*
-	 * [0] from CG_SLEEP, [1] from CG_BLOCKED: 1 where the task was woken unseen, and how
-	 * long before now it was queued (wakeup_unseen()); else 0 and 0 (the initializer's).
+	 * Run-queue time the kernel counted for the task and no tracepoint showed cgstat
+	 * (waits_unseen()), and how many waits: taken[0] and taken[1] from what cgstat believed
+	 * was a sleep (CG_SLEEP, CG_BLOCKED) and added from no state (after a switch-out the
+	 * kernel did not report); all 0 (the initializer's) where every switch was seen.
 	 */
-	__u64 unseen[2];
-	__u64 queued_for[2];
+	__u64 taken[2];
+	__u64 added;
+	__u64 waits;
 };
 
 static __always_inline struct task_state *switch_out_decide(struct task_struct *prev, bool preempt,
@@ -697,7 +721,7 @@ static __always_inline struct task_state *switch_out_decide(struct task_struct *
 	__u32 to, from;
 	__u64 nvcsw;
 
-	ts = task_state_get(prev, now, false);
+	ts = task_state_get(prev, now, false, false);
 	if (!ts)
 		return NULL;
 	if (prev_state & TASK_DEAD)
@@ -733,32 +757,77 @@ static __always_inline struct task_state *switch_out_decide(struct task_struct *
 }
 
 /*
- * A task that comes on CPU from a sleep was woken where no tracer saw it (on this project's VMs,
- * a timer that fired while the hypervisor agent's thread was current). The scheduler still
- * noted when it queued the task, on the same run-queue clock (sched_info.last_queued, cleared
- * only by the sched_info_arrive() that follows this tracepoint): the sleep ended there, and
- * the rest was a run-queue wait, as schedstat's run_delay counts it. Returns when it was
- * queued, or 0 where it was not queued since its sleep began. (The switch's own slot pass
- * moves that time, live_unseen(): a pass of its own here doubled the time to load.)
+ * What the scheduler's own accounting (sched_info, on the run-queue clock cgstat uses) says of
+ * next's waits that no tracepoint showed cgstat, at a switch-in that cgstat sees. On this
+ * project's VMs no tracepoint fires while a hypervisor agent's thread is current: its
+ * switch-outs and the wakeups made then (a timer that fires) reach no tracer. So a task comes on
+ * CPU from what cgstat believes is a sleep (woken unseen), or while it still believes it on
+ * CPU (its switch-out was not reported: the CPU's record let it go, and it counted in no
+ * state since), or after a switch-in the kernel did not report, whose wait a repair counted
+ * only from the task's last arrival. sched_info counted every such wait: run_delay grows at
+ * each switch-in by the time since the task was queued (last_queued, cleared just after this
+ * tracepoint), and pcount counts the switch-ins. What run_delay grew by since the last switch-in
+ * cgstat saw, less the waits cgstat counted meanwhile, goes to the run queue: out of the sleep
+ * it believed in (never more than that sleep), or from no state. Where cgstat saw every
+ * switch and wakeup of the task its own waits stand, so that a wait the kernel books wrongly
+ * (a sleep with its dequeue delayed: docs/metrics.md) does not come in. (The switch's own slot
+ * pass applies it, live_unseen(): a pass of its own doubled the time to load.)
  */
-static __always_inline __u64 wakeup_unseen(struct task_struct *next, __u64 since, __u64 now)
+static __always_inline void waits_unseen(struct task_struct *next, struct task_state *ts,
+					 __u32 from, __u64 now, struct switch_in *in)
 {
-	__u64 queued;
+	__u64 queued, delay, counted, missed;
+	__u32 pcount, arrived, seen;
 
 	if (!bpf_core_field_exists(next->sched_info.last_queued))
-		return 0;
+		return;
 	queued = next->sched_info.last_queued;
-	return queued > since && queued <= now ? queued : 0;
+	delay = next->sched_info.run_delay;
+	pcount = next->sched_info.pcount;
+	arrived = queued && queued <= now;
+	if (arrived)
+		delay += now - queued;
+	seen = ts->sched_info_seen && from < CG_NR_STATES;
+	ts->sched_info_seen = 1;
+	/*
+	 * A task first seen here (its wakeup's storage could not be made: task_state_get()) waited
+	 * from its queueing, if that was since tracking began.
+	 */
+	if (from >= CG_NR_STATES && arrived && tracking_since && queued >= tracking_since) {
+		in->added = now - queued;
+		in->waits = 1;
+	}
+	if (!seen || (from == CG_RUNQ && pcount == ts->pcount)) {
+		/* first sight, or every switch of the task since its last switch-in was seen */
+		ts->run_delay = delay;
+		ts->pcount = pcount + arrived;
+		ts->waits_repaired = 0;
+		return;
+	}
+	counted = ts->waits_repaired + (from == CG_RUNQ ? in->wait : 0);
+	missed = delay - ts->run_delay;
+	missed = (__s64)(missed - counted) > 0 ? missed - counted : 0;
+	in->waits = pcount - ts->pcount + (from != CG_RUNQ && arrived);
+	ts->run_delay = delay;
+	ts->pcount = pcount + arrived;
+	ts->waits_repaired = 0;
+	if (from != CG_RUNQ && missed > in->wait)
+		missed = in->wait; /* never more than the sleep, or the stretch since it came */
+	if (from == CG_SLEEP || from == CG_BLOCKED) {
+		in->taken[from == CG_BLOCKED] = missed;
+		__sync_fetch_and_add(&unseen_wakeups, 1);
+	} else {
+		in->added = missed;
+	}
 }
 
 static __always_inline struct task_state *switch_in_decide(struct task_struct *next, __u64 now,
 							   struct switch_in *in)
 {
 	struct task_state *ts;
-	__u64 queued;
 	__u32 from;
 
-	ts = task_state_get(next, now, false);
+	ts = task_state_get(next, now, false, false);
 	if (!ts)
 		return NULL;
 	from = task_claim(ts, CG_ONCPU + 1);
@@ -770,14 +839,7 @@ static __always_inline struct task_state *switch_in_decide(struct task_struct *n
 	 */
 	in->from = from == CG_ONCPU ? CG_NR_STATES : from;
 	in->wait = now - ts->since;
-	if (from == CG_SLEEP || from == CG_BLOCKED) {
-		queued = wakeup_unseen(next, ts->since, now);
-		if (queued) {
-			in->unseen[from == CG_BLOCKED] = 1;
-			in->queued_for[from == CG_BLOCKED] = now - queued;
-			__sync_fetch_and_add(&unseen_wakeups, 1);
-		}
-	}
+	waits_unseen(next, ts, from, now, in);
 	in->bucket = cg_hist_bucket(in->wait);
 	ts->state = CG_ONCPU + 1;
 	ts->since = now;
@@ -807,19 +869,19 @@ static __always_inline void count_switch_in(struct cg_slot_live *live, const str
 }
 
 /*
- * A task that came on CPU from a sleep whose wakeup no tracer saw (wakeup_unseen()) left the
- * sleep queued_for before now, for the run queue: that time moves to the run queue, and the
- * wait counts in runqWaits (not in the histogram nor the max: indexing the histogram needs a
- * branch). Without a branch on it, adding zeros where there was none: this is inlined at every
- * slot pass of the hot path, and a branch on the outcome had the verifier follow both through
- * the rest of sched_switch (twice the instructions, 300 ms more to load).
+ * The run-queue time no tracepoint showed (waits_unseen()): out of the sleep cgstat believed in,
+ * or from no state; its waits count in runqWaits (not in the histogram nor the max: indexing
+ * the histogram needs a branch). Without a branch on it, adding zeros where there was none:
+ * this is inlined at every slot pass of the hot path, and a branch on the outcome had the
+ * verifier follow both through the rest of sched_switch (twice the instructions, 300 ms more
+ * to load).
  */
 static __always_inline void live_unseen(struct cg_slot_live *live, const struct switch_in *in)
 {
-	live->base[CG_SLEEP] -= in->queued_for[0];
-	live->base[CG_BLOCKED] -= in->queued_for[1];
-	live->base[CG_RUNQ] += in->queued_for[0] + in->queued_for[1];
-	live->count[CG_RUNQ_WAITS] += in->unseen[0] + in->unseen[1];
+	live->base[CG_SLEEP] -= in->taken[0];
+	live->base[CG_BLOCKED] -= in->taken[1];
+	live->base[CG_RUNQ] += in->taken[0] + in->taken[1] + in->added;
+	live->count[CG_RUNQ_WAITS] += in->waits;
 }
 
 struct switch_visit {
@@ -953,7 +1015,7 @@ static __always_inline void repair_bounds(const struct cpu_run *run, struct task
 		r->came = out->since;
 }
 
-static __always_inline void switch_repair(struct cpu_run *run, const struct task_state *prev_ts,
+static __always_inline void switch_repair(struct cpu_run *run, struct task_state *prev_ts,
 					  struct switch_out *out, const struct repair *r)
 {
 	__u64 left = r->left, came = r->came;
@@ -963,6 +1025,9 @@ static __always_inline void switch_repair(struct cpu_run *run, const struct task
 		slots_move(&run->slots, CG_ONCPU, CG_NR_STATES, left, false);
 	}
 	if (prev_ts) {
+		/* a wait that waits_unseen() must not count again at the task's next switch-in */
+		if (out->from == CG_RUNQ)
+			prev_ts->waits_repaired += came - out->since;
 		slots_move(&prev_ts->slots, out->from, CG_ONCPU, came, false);
 		out->from = CG_ONCPU;
 	}
@@ -1173,7 +1238,8 @@ static __always_inline void wake_up(struct task_struct *p)
 	struct task_state *ts;
 	__u32 from;
 
-	ts = task_state_get(p, now, false);
+	/* a task seen the first time: where its storage cannot be made, its switch-in recovers */
+	ts = task_state_get(p, now, false, true);
 	if (!ts)
 		return;
 	if (ts->state == TS_UNTRACKED) {
@@ -1233,7 +1299,7 @@ int BPF_PROG(cg_sched_migrate_task, struct task_struct *p, int dest_cpu)
 	ts = bpf_task_storage_get(&task_states, p, NULL, 0);
 	if (!ts || ts->state == TS_UNTRACKED)
 		return 0;
-	ts = task_state_get(p, task_clock(p), false);
+	ts = task_state_get(p, task_clock(p), false, false);
 	if (ts)
 		for_each_slot(&ts->slots, slot_migrated, &v);
 	return 0;
@@ -1282,8 +1348,9 @@ int cg_seed_cpu(struct bpf_raw_tracepoint_args *ctx)
 	if (!run || run->task)
 		return 0;
 	now = task_clock_untasked(current, &untasked);
+	__sync_val_compare_and_swap(&tracking_since, 0, now);
 	if (current->pid) {
-		ts = task_state_get(current, now, true);
+		ts = task_state_get(current, now, true, false);
 		if (ts) {
 			from = task_claim(ts, CG_ONCPU + 1);
 			if (from < CG_NR_STATES && from != CG_ONCPU)
@@ -1321,7 +1388,7 @@ int cg_seed_tasks(struct bpf_iter__task *ctx)
 	now = task_clock(t);
 	if (t->on_cpu)
 		return 0;
-	ts = task_state_get(t, now, true);
+	ts = task_state_get(t, now, true, false);
 	if (!ts || ts->state != TS_UNTRACKED)
 		return 0;
 	if (run_state == TASK_RUNNING)

@@ -51,7 +51,7 @@ __u32 watch_gen;
 /*
  * Events whose loss changed a figure (a map was full, or the kernel refused a task's storage at
  * a switch): reported, never silent. A wakeup of a task first seen is not one of them: its
- * switch-in recovers the wait (waits_unseen()).
+ * switch-in recovers the wait (waits_recover()).
  */
 __u64 dropped_events;
 /* When tracking began (the first CPU's seeding), on the run-queue clock. */
@@ -104,13 +104,11 @@ struct task_state {
 	__u64 min_flt;
 	__u64 maj_flt;
 	/*
-	 * The kernel's own count of the task's run-queue waits (sched_info) as its last switch-in
-	 * that cgstat saw left them, and the wait time cgstat counted since outside a switch-in
-	 * (a repair's): where the kernel did not report a switch or a wakeup of the task, the
-	 * waits it counted and cgstat did not are the difference (waits_unseen()).
+	 * The kernel's own count of the task's run-queue waits (sched_info) as cgstat last took
+	 * it in: where the kernel did not report a switch or a wakeup of the task, the waits it
+	 * counted and cgstat did not are the difference (waits_recover()).
 	 */
 	__u64 run_delay;
-	__u64 waits_repaired;
 	__u32 pcount;
 	__u32 sched_info_seen; /* run_delay and pcount hold a switch-in's figures */
 	__u32 state;
@@ -669,6 +667,18 @@ static __always_inline bool task_track(struct task_struct *t, struct task_state 
 	return true;
 }
 
+/*
+ * Run-queue time the kernel counted for a task and no tracepoint showed cgstat
+ * (waits_recover()), for the switch's slot pass to move: taken[0] and taken[1] out of what cgstat
+ * believed was a sleep (CG_SLEEP, CG_BLOCKED), added from no state (after a switch-out the kernel
+ * did not report), and how many waits; all 0 (the initializer's) where every event was seen.
+ */
+struct waits_recovered {
+	__u64 taken[2];
+	__u64 added;
+	__u64 waits;
+};
+
 /* prev's part of a switch: it leaves from for to at left, voluntarily or not. */
 struct switch_out {
 	__u32 from;  /* CG_NR_STATES: none (first sight, or on CPU: the CPU's record holds that) */
@@ -677,6 +687,7 @@ struct switch_out {
 	__u64 left;  /* when it stopped running, as the scheduler charged it: charged_until() */
 	__u64 min_flt; /* its page faults since they were last charged (task_state) */
 	__u64 maj_flt;
+	struct waits_recovered recovered; /* where a repair found its switch-in unseen */
 	bool voluntary;
 };
 
@@ -702,15 +713,7 @@ struct switch_in {
 	__u32 from; /* CG_NR_STATES: none (first sight, or a stale on CPU) */
 	__u64 wait;
 	__u32 bucket;
-	/*
-	 * Run-queue time the kernel counted for the task and no tracepoint showed cgstat
-	 * (waits_unseen()), and how many waits: taken[0] and taken[1] from what cgstat believed
-	 * was a sleep (CG_SLEEP, CG_BLOCKED) and added from no state (after a switch-out the
-	 * kernel did not report); all 0 (the initializer's) where every switch was seen.
-	 */
-	__u64 taken[2];
-	__u64 added;
-	__u64 waits;
+	struct waits_recovered recovered;
 };
 
 static __always_inline struct task_state *switch_out_decide(struct task_struct *prev, bool preempt,
@@ -757,73 +760,95 @@ static __always_inline struct task_state *switch_out_decide(struct task_struct *
 }
 
 /*
- * What the scheduler's own accounting (sched_info, on the run-queue clock cgstat uses) says of
- * next's waits that no tracepoint showed cgstat, at a switch-in that cgstat sees. On this
- * project's VMs no tracepoint fires while a hypervisor agent's thread is current: its
- * switch-outs and the wakeups made then (a timer that fires) reach no tracer. So a task comes on
- * CPU from what cgstat believes is a sleep (woken unseen), or while it still believes it on
- * CPU (its switch-out was not reported: the CPU's record let it go, and it counted in no
- * state since), or after a switch-in the kernel did not report, whose wait a repair counted
- * only from the task's last arrival. sched_info counted every such wait: run_delay grows at
- * each switch-in by the time since the task was queued (last_queued, cleared just after this
- * tracepoint), and pcount counts the switch-ins. What run_delay grew by since the last switch-in
- * cgstat saw, less the waits cgstat counted meanwhile, goes to the run queue: out of the sleep
- * it believed in (never more than that sleep), or from no state. Where cgstat saw every
- * switch and wakeup of the task its own waits stand, so that a wait the kernel books wrongly
- * (a sleep with its dequeue delayed: docs/metrics.md) does not come in. (The switch's own slot
- * pass applies it, live_unseen(): a pass of its own doubled the time to load.)
+ * The waits of a task that no tracepoint showed cgstat, from the scheduler's own accounting
+ * (sched_info, on the run-queue clock cgstat uses). On this project's VMs no tracepoint fires
+ * while a hypervisor agent's thread is current: its switch-outs and the wakeups made then (a
+ * timer that fires) reach no tracer. So a task comes on CPU from what cgstat believes is a
+ * sleep (woken unseen), or while it still believes it on CPU (its switch-out was not reported:
+ * the CPU's record let it go, and it counted in no state since), or it comes on CPU unseen and
+ * is found at its switch-out by a repair, which counts it on CPU only from its last arrival.
+ * sched_info counted every such wait: run_delay grows at each switch-in by the time since the
+ * task was queued (last_queued, cleared just after the sched_switch tracepoint), and pcount
+ * counts the switch-ins. cgstat keeps both as it last took them in; what run_delay grew by
+ * since, less the waits cgstat counted itself meanwhile, goes to the run queue: out of the
+ * state it believed in, never more than the believed time in it, or from no state. It is taken
+ * at the first of the task's events that shows an unseen one: at a repair, or at its
+ * switch-in, where its own waits stand if every switch and wakeup of it since was seen (so
+ * that a wait the kernel books wrongly, a sleep with its dequeue delayed: docs/metrics.md, does
+ * not come in). A task first seen at its switch-in (its wakeup's storage could not be made:
+ * task_state_get()) waited from its queueing, if that was since tracking began.
  */
-static __always_inline void waits_unseen(struct task_struct *next, struct task_state *ts,
-					 __u32 from, __u64 now, struct switch_in *in)
-{
-	__u64 queued, delay, counted, missed;
-	__u32 pcount, arrived, seen;
+struct recover_args {
+	__u64 queued; /* sched_info.last_queued, run_delay and pcount, read by the caller */
+	__u64 delay;
+	__u64 pcount;
+	__u64 counted;	/* the waits cgstat counted itself since it last took them in */
+	__u64 believed; /* how long cgstat believed the task in from */
+	__u64 now;
+	__u32 from; /* the state cgstat believed in; CG_ONCPU: left unseen; CG_NR_STATES: none */
+	__u32 at_switch_in; /* 0: at a repair, where the task is on CPU */
+};
 
-	if (!bpf_core_field_exists(next->sched_info.last_queued))
-		return;
-	queued = next->sched_info.last_queued;
-	delay = next->sched_info.run_delay;
-	pcount = next->sched_info.pcount;
-	arrived = queued && queued <= now;
+/*
+ * A global function, verified once: its branches on the believed state, inlined, multiplied
+ * the verifier's paths through the rest of sched_switch past its million instructions in the
+ * watched mode. The switch's own slot pass moves what it finds (live_recovered()).
+ */
+__noinline int waits_recover(struct task_state *ts, const struct recover_args *a,
+			     struct waits_recovered *rec)
+{
+	__u64 delay, missed;
+	__u32 pcount, arrived, seen, from;
+
+	if (!ts || !a || !rec)
+		return 0;
+	from = a->from;
+	delay = a->delay;
+	pcount = a->pcount;
+	arrived = a->at_switch_in && a->queued && a->queued <= a->now;
 	if (arrived)
-		delay += now - queued;
+		delay += a->now - a->queued;
 	seen = ts->sched_info_seen && from < CG_NR_STATES;
 	ts->sched_info_seen = 1;
-	/*
-	 * A task first seen here (its wakeup's storage could not be made: task_state_get()) waited
-	 * from its queueing, if that was since tracking began.
-	 */
-	if (from >= CG_NR_STATES && arrived && tracking_since && queued >= tracking_since) {
-		in->added = now - queued;
-		in->waits = 1;
+	if (a->at_switch_in && from >= CG_NR_STATES && arrived && tracking_since &&
+	    a->queued >= tracking_since) {
+		rec->added = a->now - a->queued;
+		rec->waits = 1;
 	}
-	if (!seen || (from == CG_RUNQ && pcount == ts->pcount)) {
-		/* first sight, or every switch of the task since its last switch-in was seen */
-		ts->run_delay = delay;
-		ts->pcount = pcount + arrived;
-		ts->waits_repaired = 0;
-		return;
-	}
-	counted = ts->waits_repaired + (from == CG_RUNQ ? in->wait : 0);
 	missed = delay - ts->run_delay;
-	missed = (__s64)(missed - counted) > 0 ? missed - counted : 0;
-	in->waits = pcount - ts->pcount + (from != CG_RUNQ && arrived);
+	if (seen && !(a->at_switch_in && from == CG_RUNQ && pcount == ts->pcount)) {
+		missed = (__s64)(missed - a->counted) > 0 ? missed - a->counted : 0;
+		if (from != CG_RUNQ && missed > a->believed)
+			missed = a->believed;
+		rec->waits = pcount - ts->pcount + (from != CG_RUNQ && arrived);
+		if (from == CG_SLEEP || from == CG_BLOCKED) {
+			rec->taken[from == CG_BLOCKED] = missed;
+			__sync_fetch_and_add(&unseen_wakeups, 1);
+		} else {
+			rec->added = missed;
+		}
+	}
 	ts->run_delay = delay;
 	ts->pcount = pcount + arrived;
-	ts->waits_repaired = 0;
-	if (from != CG_RUNQ && missed > in->wait)
-		missed = in->wait; /* never more than the sleep, or the stretch since it came */
-	if (from == CG_SLEEP || from == CG_BLOCKED) {
-		in->taken[from == CG_BLOCKED] = missed;
-		__sync_fetch_and_add(&unseen_wakeups, 1);
-	} else {
-		in->added = missed;
-	}
+	return 0;
+}
+
+/* waits_recover() for t, where the kernel keeps sched_info (CONFIG_SCHED_INFO). */
+static __always_inline void waits_recover_of(struct task_struct *t, struct task_state *ts,
+					     struct recover_args *a, struct waits_recovered *rec)
+{
+	if (!bpf_core_field_exists(t->sched_info.last_queued))
+		return;
+	a->queued = t->sched_info.last_queued;
+	a->delay = t->sched_info.run_delay;
+	a->pcount = t->sched_info.pcount;
+	waits_recover(ts, a, rec);
 }
 
 static __always_inline struct task_state *switch_in_decide(struct task_struct *next, __u64 now,
 							   struct switch_in *in)
 {
+	struct recover_args args = {};
 	struct task_state *ts;
 	__u32 from;
 
@@ -839,7 +864,12 @@ static __always_inline struct task_state *switch_in_decide(struct task_struct *n
 	 */
 	in->from = from == CG_ONCPU ? CG_NR_STATES : from;
 	in->wait = now - ts->since;
-	waits_unseen(next, ts, from, now, in);
+	args.from = from;
+	args.counted = from == CG_RUNQ ? in->wait : 0;
+	args.believed = in->wait;
+	args.now = now;
+	args.at_switch_in = 1;
+	waits_recover_of(next, ts, &args, &in->recovered);
 	in->bucket = cg_hist_bucket(in->wait);
 	ts->state = CG_ONCPU + 1;
 	ts->since = now;
@@ -869,19 +899,19 @@ static __always_inline void count_switch_in(struct cg_slot_live *live, const str
 }
 
 /*
- * The run-queue time no tracepoint showed (waits_unseen()): out of the sleep cgstat believed in,
- * or from no state; its waits count in runqWaits (not in the histogram nor the max: indexing
- * the histogram needs a branch). Without a branch on it, adding zeros where there was none:
- * this is inlined at every slot pass of the hot path, and a branch on the outcome had the
- * verifier follow both through the rest of sched_switch (twice the instructions, 300 ms more
- * to load).
+ * The run-queue time no tracepoint showed (waits_recover()), in one slot; its waits count in
+ * runqWaits (not in the histogram nor the max: indexing the histogram needs a branch). Without
+ * a branch on it, adding zeros where there was none: this is inlined at every slot pass of the
+ * hot path, and a branch on the outcome had the verifier follow both through the rest of
+ * sched_switch (twice the instructions, 300 ms more to load).
  */
-static __always_inline void live_unseen(struct cg_slot_live *live, const struct switch_in *in)
+static __always_inline void live_recovered(struct cg_slot_live *live,
+					   const struct waits_recovered *r)
 {
-	live->base[CG_SLEEP] -= in->taken[0];
-	live->base[CG_BLOCKED] -= in->taken[1];
-	live->base[CG_RUNQ] += in->taken[0] + in->taken[1] + in->added;
-	live->count[CG_RUNQ_WAITS] += in->waits;
+	live->base[CG_SLEEP] -= r->taken[0];
+	live->base[CG_BLOCKED] -= r->taken[1];
+	live->base[CG_RUNQ] += r->taken[0] + r->taken[1] + r->added;
+	live->count[CG_RUNQ_WAITS] += r->waits;
 }
 
 struct switch_visit {
@@ -905,10 +935,12 @@ static __always_inline long slot_switch(__u32 index, void *ctx)
 			live_shift(live, w->out->to, w->now - w->out->left);
 	} else if (w->out) {
 		live_move(live, w->out->from, w->out->to, w->out->left);
+		/* non-zero only after a repair, which never shares a pass with next */
+		live_recovered(live, &w->out->recovered);
 	} else if (w->in)
 		live_move(live, w->in->from, CG_ONCPU, w->now);
 	if (w->in)
-		live_unseen(live, w->in);
+		live_recovered(live, &w->in->recovered);
 	if (w->out)
 		count_switch_out(live, w->out);
 	if (w->in)
@@ -1015,8 +1047,9 @@ static __always_inline void repair_bounds(const struct cpu_run *run, struct task
 		r->came = out->since;
 }
 
-static __always_inline void switch_repair(struct cpu_run *run, struct task_state *prev_ts,
-					  struct switch_out *out, const struct repair *r)
+static __always_inline void switch_repair(struct cpu_run *run, struct task_struct *prev,
+					  struct task_state *prev_ts, struct switch_out *out,
+					  const struct repair *r, __u64 now)
 {
 	__u64 left = r->left, came = r->came;
 
@@ -1025,9 +1058,15 @@ static __always_inline void switch_repair(struct cpu_run *run, struct task_state
 		slots_move(&run->slots, CG_ONCPU, CG_NR_STATES, left, false);
 	}
 	if (prev_ts) {
-		/* a wait that waits_unseen() must not count again at the task's next switch-in */
-		if (out->from == CG_RUNQ)
-			prev_ts->waits_repaired += came - out->since;
+		/* prev came on CPU unseen: its wait up to then, as the kernel counted it */
+		struct recover_args args = {
+			.counted = out->from == CG_RUNQ ? came - out->since : 0,
+			.believed = came - out->since,
+			.now = now,
+			.from = out->from,
+		};
+
+		waits_recover_of(prev, prev_ts, &args, &out->recovered);
 		slots_move(&prev_ts->slots, out->from, CG_ONCPU, came, false);
 		out->from = CG_ONCPU;
 	}
@@ -1214,7 +1253,7 @@ int BPF_PROG(cg_sched_switch, bool preempt, struct task_struct *prev, struct tas
 		slots_switch(&prev_ts->slots, &out, &in, now);
 	} else {
 		if (repaired)
-			switch_repair(run, prev_ts, &out, &repair);
+			switch_repair(run, prev, prev_ts, &out, &repair, now);
 		else if (prev_ts && run_slots_are(run, prev_ts) && out.from == CG_NR_STATES)
 			/* the record counts prev in prev's own slots: release it in prev's pass */
 			out.from = CG_ONCPU;

@@ -110,7 +110,7 @@ struct task_state {
 	 */
 	__u64 run_delay;
 	__u32 pcount;
-	__u32 sched_info_seen; /* run_delay and pcount hold a switch-in's figures */
+	__u32 sched_info_seen; /* run_delay and pcount hold what cgstat took in */
 	__u32 state;
 	__u32 gen; /* watch_gen when slots were resolved */
 	struct slot_set slots;

@@ -68,11 +68,11 @@ die() { echo "overhead: $*" >&2; exit 1; }
 # fastest is the best estimate of the load's own cost; the median over rounds then absorbs
 # what is left. The mean of the repetitions is saved too.
 if [ "$QUICK" = 1 ]; then
-	PP_ROUNDS=50000; PP_BLOCKS=2; PIPE_LOOPS=25000; PIPE_REPEATS=2
+	PP_ROUNDS=50000; PP_BLOCKS=2
 	MSG_GROUPS=4; MSG_LOOPS=50; MSG_REPEATS=2
 	DRAIN_CGROUPS=1000; DRAIN_INTERVALS=3
 else
-	PP_ROUNDS=400000; PP_BLOCKS=8; PIPE_LOOPS=100000; PIPE_REPEATS=4
+	PP_ROUNDS=400000; PP_BLOCKS=8
 	MSG_GROUPS=10; MSG_LOOPS=100; MSG_REPEATS=3
 	DRAIN_CGROUPS=1000; DRAIN_INTERVALS=5
 fi
@@ -218,7 +218,7 @@ cgstat_of() {
 # stat -G counts them all.
 scenario_cgroups() {
 	case "$1" in
-	pingpong-same | perf-pipe) echo one ;;
+	pingpong-same) echo one ;;
 	pingpong-cross) echo "a b" ;;
 	messaging) echo msg ;;
 	drain) echo drain/c0 ;;
@@ -360,11 +360,6 @@ run_load() {
 	pingpong-cross)
 		out=$("$PINGPONG" -w $PP_WARMUP -k $PP_BLOCKS -a "$SCRATCH/a" -b "$SCRATCH/b" \
 			-c $WORK_CPU -C $WORK_CPU $PP_ROUNDS) ;;
-	perf-pipe)
-		for ((i = 0; i < PIPE_REPEATS; i++)); do
-			out+=$(python3 -c "$RUN_PY" "$SCRATCH/one" $WORK_CPU \
-				perf bench sched pipe -l $PIPE_LOOPS)$'\n'
-		done ;;
 	messaging)
 		for ((i = 0; i < MSG_REPEATS; i++)); do
 			out+=$(python3 -c "$RUN_PY" "$SCRATCH/msg" "" \
@@ -376,12 +371,6 @@ run_load() {
 		OP_NS=$(sed -n 's/.* ns_per_round_trip=\([0-9.]*\).*/\1/p' <<<"$out")
 		OP_MEAN_NS=$(sed -n 's/.*mean_ns_per_round_trip=\([0-9.]*\).*/\1/p' <<<"$out")
 		OP_SWITCHES=$(sed -n 's/.*switches_per_round_trip=\([0-9.]*\).*/\1/p' <<<"$out") ;;
-	perf-pipe)
-		read -r OP_NS OP_MEAN_NS OP_SWITCHES < <(awk -v n=$((PIPE_LOOPS * PIPE_REPEATS)) '
-			$2 == "usecs/op" { t = $1 * 1000; k++; s += t; if (k == 1 || t < min) min = t }
-			/^switches=/ { sub(/^switches=/, ""); sw += $0 }
-			END { if (k) printf "%.1f %.1f %.4f\n", min, s / k, sw / n }' <<<"$out") ||
-			true ;;
 	messaging)
 		read -r OP_NS OP_MEAN_NS OP_SWITCHES < <(awk -v n=$MSG_REPEATS '
 			/Total time:/ { t = $3 * 1e9; k++; s += t; if (k == 1 || t < min) min = t }
@@ -397,7 +386,6 @@ run_load() {
 ops_per_run() {
 	case "$1" in
 	pingpong-same | pingpong-cross) echo $((PP_ROUNDS + PP_WARMUP)) ;;
-	perf-pipe) echo $((PIPE_LOOPS * PIPE_REPEATS)) ;;
 	messaging) echo $MSG_REPEATS ;;
 	esac
 }
@@ -491,7 +479,7 @@ stop_churn() {
 
 # --- the rounds ----------------------------------------------------------------------------
 
-SCENARIOS=(pingpong-same pingpong-cross perf-pipe messaging)
+SCENARIOS=(pingpong-same pingpong-cross messaging)
 LOAD_START=$(cut -d' ' -f1-3 /proc/loadavg)
 # Others' load on a shared machine lands on single runs as noise; medians absorb some, not all.
 awk '$1 > 0.5 { exit 1 }' /proc/loadavg ||
@@ -576,7 +564,7 @@ META="$START_UTC to $(date -u '+%H:%M') UTC; $(uname -r); $(nproc) CPUs; \
 cgstat $(git -C "$REPO" describe --always --dirty 2>/dev/null || echo '?'); \
 $(perf version 2>/dev/null); $(bpftrace --version 2>/dev/null); $ROUNDS round(s); \
 load average at start $LOAD_START, at end $(cut -d' ' -f1-3 /proc/loadavg)"
-python3 - "$CSV" "$META" "$PP_ROUNDS $PP_BLOCKS" "$PIPE_LOOPS $PIPE_REPEATS" \
+python3 - "$CSV" "$META" "$PP_ROUNDS $PP_BLOCKS" \
 	"$MSG_GROUPS $MSG_LOOPS $MSG_REPEATS" \
 	"$DRAIN_CGROUPS" "$DRAIN_INTERVALS" "$DRAIN_WORK_US" "$DRAIN_PERIOD_MS" "$PERF_EVENTS" \
 	"$THREADS_SLEEPERS $THREADS_BUSY $CHURN_SLEEPERS $CHURN_BUSY" "$STATS_CSV" <<'PY' | tee "$OUT/overhead-$STAMP.md"
@@ -584,10 +572,9 @@ import csv
 import statistics
 import sys
 
-path, meta, pp, pipe, msg, dn, di, dw, dp, events, pools, stats_path = sys.argv[1:]
+path, meta, pp, msg, dn, di, dw, dp, events, pools, stats_path = sys.argv[1:]
 ts, tb, cs, cb = pools.split()
 pp, pb = pp.split()
-pipe, pr = pipe.split()
 mg, ml, mr = msg.split()
 rows = list(csv.DictReader(open(path)))
 med = statistics.median
@@ -602,24 +589,23 @@ configs = ["baseline", "floor", "cgstat-all", "cgstat-one", "bpftrace", "perf-st
 configs += [c for c in ("ref-all", "ref-one") if any(r["config"] == c for r in rows)]
 names = {
     "pingpong-same": "(1) ping-pong, one cgroup, pinned: µs per round trip",
-    "perf-pipe": "(1) `perf bench sched pipe`, one cgroup, pinned: µs per round trip",
     "pingpong-cross": "(2) ping-pong, a cgroup per end, pinned: µs per round trip",
     "messaging": "(3) `perf bench sched messaging -g %s -l %s`: ms per run" % (mg, ml),
 }
-scale = {"pingpong-same": 1e3, "perf-pipe": 1e3, "pingpong-cross": 1e3, "messaging": 1e6}
+scale = {"pingpong-same": 1e3, "pingpong-cross": 1e3, "messaging": 1e6}
 over = {}
 
 print("Run: %s." % meta)
 print()
-print("Loads: `pingpong` %s round trips in %s blocks, `perf bench sched pipe -l %s` %s times, "
+print("Loads: `pingpong` %s round trips in %s blocks, "
       "`perf bench sched messaging` %s times; each run's time is its fastest block or "
       "repetition. perf stat events: %s. Drain: %s cgroups, each task spinning %s µs every "
-      "%s ms, %s intervals of 1 s." % (pp, pb, pipe, pr, mr, events, dn, dw, dp, di))
+      "%s ms, %s intervals of 1 s." % (pp, pb, mr, events, dn, dw, dp, di))
 print()
 print("| scenario | configuration | time per op (median) | min–max | overhead | "
       "added ns per switch | start to attached (ms) |")
 print("| --- | --- | ---: | ---: | ---: | ---: | ---: |")
-for scen in ["pingpong-same", "perf-pipe", "pingpong-cross", "messaging"]:
+for scen in ["pingpong-same", "pingpong-cross", "messaging"]:
     base = vals(scen, "baseline", "time_per_op_ns")
     if not base:
         continue

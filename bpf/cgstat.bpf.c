@@ -864,13 +864,22 @@ static __always_inline struct task_state *switch_in_decide(struct task_struct *n
 	 */
 	in->from = from == CG_ONCPU ? CG_NR_STATES : from;
 	in->wait = now - ts->since;
-	args.from = from;
-	args.counted = from == CG_RUNQ ? in->wait : 0;
-	args.believed = in->wait;
-	args.now = now;
-	args.at_switch_in = 1;
-	waits_recover_of(next, ts, &args, &in->recovered);
-	in->bucket = cg_hist_bucket(in->wait);
+	if (all_cgroups || ts->slots.nslots) {
+		args.from = from;
+		args.counted = from == CG_RUNQ ? in->wait : 0;
+		args.believed = in->wait;
+		args.now = now;
+		args.at_switch_in = 1;
+		waits_recover_of(next, ts, &args, &in->recovered);
+		in->bucket = cg_hist_bucket(in->wait);
+	} else {
+		/*
+		 * Counted in no slot (in the watched mode, outside every watched subtree): the
+		 * recovery and the bucket would go nowhere. Its sched_info baseline is taken
+		 * afresh at its first switch-in that counts, as at first sight.
+		 */
+		ts->sched_info_seen = 0;
+	}
 	ts->state = CG_ONCPU + 1;
 	ts->since = now;
 	return ts;
@@ -1223,12 +1232,16 @@ int BPF_PROG(cg_sched_switch, bool preempt, struct task_struct *prev, struct tas
 	 * perf counters are read only where the running cgroup changes: everything counted on
 	 * this CPU since the last read belongs to the cgroup the record counted on CPU. Both
 	 * cgroups are known here already, so this needs no cgroup-switches event of its own, and
-	 * it follows the v2 hierarchy even where perf_event is a v1 controller.
+	 * it follows the v2 hierarchy even where perf_event is a v1 controller. Not between two
+	 * cgroups counted in no slot (outside every watched subtree): what runs there is read
+	 * with the next cgroup that counts, and charged to the record's slots, none.
 	 */
 	repaired = run->task != (__u64)prev;
 	if (repaired)
 		repair_bounds(run, prev, prev_ts, &out, now, &repair);
-	if (nr_perf_events && (repaired || run->cgid != ts_cgid(next_ts)))
+	if (nr_perf_events &&
+	    (repaired || (run->cgid != ts_cgid(next_ts) &&
+			  (run->slots.nslots || (next_ts && next_ts->slots.nslots)))))
 		counters_charge(counted_slots(run, prev_ts, repaired ? &repair : NULL, now), now);
 
 	if (run->task == (__u64)prev && out.left < run->since)

@@ -28,23 +28,6 @@ static __always_inline __u32 task_run_state(struct task_struct *t)
 }
 
 /*
- * commit bcd9f3e1 ("sched: move CPU field back into thread_info if THREAD_INFO_IN_TASK=y")
- * moved the task's CPU into thread_info (v5.16); before, it was task_struct::cpu.
- */
-struct task_struct___pre516 {
-	unsigned int cpu;
-} __attribute__((preserve_access_index));
-
-static __always_inline __u32 task_cpu_of(struct task_struct *t)
-{
-	struct task_struct___pre516 *old = (void *)t;
-
-	if (bpf_core_field_exists(t->thread_info.cpu))
-		return t->thread_info.cpu;
-	return old->cpu;
-}
-
-/*
  * commit 7f203bc89eb6 ("cgroup: Replace cgroup->ancestor_ids[] with ->ancestors[]") (v6.1):
  * before it, a cgroup held its ancestors' ids; since, pointers to the ancestors.
  */

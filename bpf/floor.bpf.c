@@ -26,9 +26,3 @@ int BPF_PROG(floor_sched_wakeup_new)
 {
 	return 0;
 }
-
-SEC("tp_btf/sched_migrate_task")
-int BPF_PROG(floor_sched_migrate_task)
-{
-	return 0;
-}

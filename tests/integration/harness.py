@@ -115,12 +115,11 @@ def final_counts(report):
                   "came before its sleep was done), and waits again after each of up to 3 "
                   "preemptions as it exits; so does the main thread; one in the move; two "
                   "fewer for switches the kernel did not report" % n),
-        # One migration too few was seen in 2 of 10 runs of the steady shape: cgstat missed
-        # it, cause not found (docs/metrics.md, "How exact").
-        "migrations": (at_report["migrations"] + main_gain["migrations"], -1, n + 1,
+        # cgstat takes migrations from the threads' own se.nr_migrations, as the test does:
+        # none fewer (counting sched_migrate_task missed one or two now and then).
+        "migrations": (at_report["migrations"] + main_gain["migrations"], 0, n + 1,
                        "each of %d workers' wakeup from the release barrier may place it on "
-                       "another CPU, so may the main thread's last wakeup; and cgstat missed "
-                       "one in 2 of 10 runs of 4 threads here" % n),
+                       "another CPU, so may the main thread's last wakeup" % n),
         # The main thread's exit comes after its last reading: its waits there fall within
         # the time from that reading to the test's reaping of the process (a sanitized cgstat
         # and the test itself contend for the CPU then: +10.7 ms in 4 waits once in CI).

@@ -455,24 +455,30 @@ run_pool_scenario() {
 	DRAIN_PID=""
 }
 
-# cgroups made and removed one after another under churn/, each with a short process in it
+# cgroups made and removed one after another under churn/, each with a short process in it.
+# The names go on from round to round: a cgroup whose process's exit was slow to release it
+# stays behind (removed at the end with the rest), and a name reused after it would fail to be
+# made. The loop stops at a file rather than a signal: once, a TERM sent to it was not acted on,
+# and the benchmark waited for it for ten minutes.
+CHURN_NEXT=0
 start_churn() {
+	rm -f "$WORK/churn.stop"
 	(
-		trap 'exit 0' TERM
-		n=0
-		while :; do
+		n=$CHURN_NEXT
+		while [ ! -e "$WORK/churn.stop" ]; do
 			dir=$SCRATCH/churn/c$n
+			n=$((n + 1))
 			mkdir "$dir" || continue
 			sh -c 'echo $$ > "$0/cgroup.procs" && exec true' "$dir" || true
 			for _ in $(seq 20); do rmdir "$dir" 2>/dev/null && break; sleep 0.01; done
-			n=$((n + 1))
 		done
 	) &
 	CHURN_PID=$!
+	CHURN_NEXT=$((CHURN_NEXT + 100000))
 }
 
 stop_churn() {
-	kill -TERM $CHURN_PID
+	touch "$WORK/churn.stop"
 	wait $CHURN_PID
 	CHURN_PID=""
 }

@@ -34,8 +34,12 @@ CAPACITY_SHARE = 0.01
 PROC_STAT_RESOLUTION_NS = 1e9 / USER_HZ
 INTERVALS = 6
 # One interval of the root against every thread's schedstat: the test reads some hundred files
-# as a line arrives, and a thread's runtime moves between adjacent intervals when the reading
-# straddles its stretch (−1.09 % then +1.08 % once in CI); over the run, CAPACITY_SHARE / 2.
+# as a line arrives, after cgstat's snapshot, and a thread's runtime moves between adjacent
+# intervals when that gap straddles its stretch (−1.09 % then +1.08 % once in CI; −1.66 % then
+# +2.30 % once, sanitizer build, whose drain is slower). So an interval beyond the limit passes
+# only if the adjacent one mirrors it: the two together within the limit of one interval, time
+# that moved between them and no more. A task left counted on CPU has no mirror. Over the run,
+# CAPACITY_SHARE / 2.
 ROOT_INTERVAL_SHARE = 0.02
 # The intervals cgstat states (intervalMillis, which the per-interval checks scale the test's
 # window to) against the test's own clock from its first reading to its last. Both ends are
@@ -190,13 +194,16 @@ def root_equals_schedstat(args, name, cpus, intervals=INTERVALS):
         for w in runs:
             w.wait()
     kthreads = kernel_threads()
-    worst = 0.0
     compared = 0
     sum_got = sum_kernel = sum_capacity = 0.0
+    # per interval: (what the check says, cgstat - schedstat in ns, capacity in ns), or None
+    # where it had no reference
+    rows = []
     for (_, (t0, f0, before)), (line, (t1, f1, after)) in zip(got, got[1:]):
         if f1 != f0:
             # a thread made and gone between two readings is in cgstat's figure and in no
             # reading: such an interval has no reference
+            rows.append(None)
             continue
         compared += 1
         interval_ns = line["intervalMillis"] * 1e6
@@ -207,16 +214,29 @@ def root_equals_schedstat(args, name, cpus, intervals=INTERVALS):
                                  if tid in kthreads)
         gone = len(set(before) - set(after))
         got_ns = line["containers"]["root"]["onCpuMillis"] * 1e6
-        error = (got_ns - kernel_ns) / (NCPU * interval_ns)
-        worst = max(worst, abs(error))
         sum_got += got_ns
         sum_kernel += kernel_ns
         sum_capacity += NCPU * interval_ns
-        h.check(abs(error) <= ROOT_INTERVAL_SHARE,
-                "%s: root on-CPU %.3f ms, schedstat of every thread %.3f ms (kernel threads "
-                "%.3f ms, %d threads gone): %+.2f%% of capacity (limit %.1f%%)"
-                % (name, got_ns / 1e6, kernel_ns / 1e6, kthread_ns / 1e6, gone, 100 * error,
-                   100 * ROOT_INTERVAL_SHARE))
+        rows.append(("%s: root on-CPU %.3f ms, schedstat of every thread %.3f ms (kernel threads "
+                     "%.3f ms, %d threads gone)" % (name, got_ns / 1e6, kernel_ns / 1e6,
+                                                    kthread_ns / 1e6, gone),
+                     got_ns - kernel_ns, NCPU * interval_ns))
+    for i, row in enumerate(rows):
+        if row is None:
+            continue
+        text, diff, capacity = row
+        error = diff / capacity
+        verdict = "limit %.1f%%" % (100 * ROOT_INTERVAL_SHARE)
+        ok = abs(error) <= ROOT_INTERVAL_SHARE
+        if not ok:
+            pairs = [(j, (diff + rows[j][1]) / capacity) for j in (i - 1, i + 1)
+                     if 0 <= j < len(rows) and rows[j] is not None]
+            if pairs:
+                j, joint = min(pairs, key=lambda p: abs(p[1]))
+                ok = abs(joint) <= ROOT_INTERVAL_SHARE
+                verdict += "; together with the interval %s: %+.2f%%, limit %.1f%%" % (
+                    "before" if j < i else "after", 100 * joint, 100 * ROOT_INTERVAL_SHARE)
+        h.check(ok, "%s: %+.2f%% of capacity (%s)" % (text, 100 * error, verdict))
     h.check(compared >= (len(got) - 1) // 2,
             "%s: %d of %d intervals had no thread made in them, and were compared"
             % (name, compared, len(got) - 1))

@@ -921,6 +921,8 @@ static __always_inline void count_switch_in(struct cg_slot_live *live, const str
 		live->runq_hist[in->bucket]++;
 	if (in->wait > live->runq_max_ns)
 		live->runq_max_ns = in->wait;
+	if (~in->wait > live->runq_min_inv)
+		live->runq_min_inv = ~in->wait;
 }
 
 /*
@@ -1512,6 +1514,7 @@ static long snapshot_slot(__u32 index, struct snapshot_ctx *c)
 		for (k = 0; k < CG_NR_COUNTS; k++)
 			snap->count[k] = count[k];
 		snap->runq_max_ns = live->runq_max_ns;
+		snap->runq_min_inv = live->runq_min_inv;
 		for (e = 0; e < CG_MAX_EVENTS; e++) {
 			snap->counter[e] = live->counter[e];
 			snap->enabled[e] = live->enabled[e];
@@ -1525,6 +1528,8 @@ static long snapshot_slot(__u32 index, struct snapshot_ctx *c)
 			snap->count[k] += count[k];
 		if (live->runq_max_ns > snap->runq_max_ns)
 			snap->runq_max_ns = live->runq_max_ns;
+		if (live->runq_min_inv > snap->runq_min_inv)
+			snap->runq_min_inv = live->runq_min_inv;
 		for (e = 0; e < CG_MAX_EVENTS; e++) {
 			snap->counter[e] += live->counter[e];
 			snap->enabled[e] += live->enabled[e];
@@ -1545,6 +1550,7 @@ static long snapshot_slot(__u32 index, struct snapshot_ctx *c)
 		live->runq_waits_snapped = live->count[CG_RUNQ_WAITS];
 	}
 	live->runq_max_ns = 0;
+	live->runq_min_inv = 0;
 	return 0;
 }
 

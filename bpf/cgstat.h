@@ -86,6 +86,12 @@ struct cg_slot_live {
 	__u64 count[CG_NR_COUNTS];
 	__u64 runq_max_ns; /* since the last snapshot on this CPU; the snapshot resets it */
 	/*
+	 * The shortest wait, bit-inverted: 0 when there was none, and the shortest wait has the
+	 * largest inverse, so it is reset, summed over CPUs and merged as runq_max_ns is (a
+	 * quantile's bucket midpoint may be below every wait in the bucket; this floors it).
+	 */
+	__u64 runq_min_inv;
+	/*
 	 * perf counts while this cgroup ran, raw, with the time each event was enabled and
 	 * running meanwhile: a multiplexed event is scaled once, over the interval, by the drain
 	 * (scaling each short piece alone counts a piece read while the event was off the PMU as
@@ -138,7 +144,7 @@ struct cg_slot_info {
 /*
  * One slot summed over CPUs at a snapshot, with the in-flight time folded in. Counts are
  * cumulative since the slot was taken; user space subtracts the previous snapshot. runq_max_ns
- * alone is per snapshot.
+ * and runq_min_inv alone are per snapshot.
  */
 struct cg_slot_snap {
 	__u64 cgid;
@@ -148,6 +154,7 @@ struct cg_slot_snap {
 	__s64 tasks;
 	__u64 count[CG_NR_COUNTS];
 	__u64 runq_max_ns;
+	__u64 runq_min_inv;
 	__u64 counter[CG_MAX_EVENTS]; /* raw; scaled by the drain with enabled and running */
 	__u64 enabled[CG_MAX_EVENTS];
 	__u64 running[CG_MAX_EVENTS];

@@ -102,12 +102,14 @@ static void test_same_label_merged(void)
 	snap[0].time_ns[CG_ONCPU] = 300;
 	snap[0].time_ns[CG_STOLEN] = 5;
 	snap[0].runq_max_ns = 900;
+	snap[0].runq_min_inv = ~900ULL;
 	snap[0].runq_hist[cg_hist_bucket(900)] = 1;
 	snap[1] = (struct cg_slot_snap){
 		.cgid = 11, .tasks = 2, .count[CG_NVCSW] = 6, .count[CG_RUNQ_WAITS] = 1
 	};
 	snap[1].time_ns[CG_ONCPU] = 200;
 	snap[1].runq_max_ns = 100;
+	snap[1].runq_min_inv = ~100ULL;
 	snap[1].runq_hist[cg_hist_bucket(100)] = 1;
 	snap[2] = (struct cg_slot_snap){ .cgid = 12, .tasks = 1, .count[CG_NVCSW] = 1 };
 	snap[2].time_ns[CG_ONCPU] = 7;
@@ -121,6 +123,7 @@ static void test_same_label_merged(void)
 	      r->count[CG_RUNQ_WAITS] == 2);
 	CHECK(r->time_ns[CG_ONCPU] == 500 && r->time_ns[CG_STOLEN] == 5);
 	CHECK(r->runq_max_ns == 900 && r->runq_hist.count == 2);
+	CHECK(r->runq_min_inv == ~100ULL);
 	/* task-clock is on-CPU + stolen, of both cgroups */
 	CHECK(r->counter_valid[0] && r->counter[0] == 505);
 	r = &iv.records[1];

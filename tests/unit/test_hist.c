@@ -46,8 +46,8 @@ static void check_quantiles(uint64_t *v, int n)
 	struct cg_hist h;
 
 	fill(&h, v, n);
-	CHECK(within(hist_quantile(&h, 0.5, 0), sample_quantile(v, n, 0.5), 0.0625));
-	CHECK(within(hist_quantile(&h, 0.99, 0), sample_quantile(v, n, 0.99), 0.0625));
+	CHECK(within(hist_quantile(&h, 0.5, 0, 0), sample_quantile(v, n, 0.5), 0.0625));
+	CHECK(within(hist_quantile(&h, 0.99, 0, 0), sample_quantile(v, n, 0.99), 0.0625));
 }
 
 static void test_bucket_scheme(void)
@@ -105,11 +105,28 @@ static void test_single_value(void)
 
 	fill(&h, &v, 1);
 	/* 12345 is in [12288, 13312), whose midpoint is 12800. */
-	CHECK(hist_quantile(&h, 0.5, 0) == 12800);
-	CHECK(hist_quantile(&h, 0.99, 0) == 12800);
+	CHECK(hist_quantile(&h, 0.5, 0, 0) == 12800);
+	CHECK(hist_quantile(&h, 0.99, 0, 0) == 12800);
 	/* The exact maximum caps the midpoint. */
-	CHECK(hist_quantile(&h, 0.5, 12345) == 12345);
-	CHECK(hist_quantile(&h, 0.99, 20000) == 12800);
+	CHECK(hist_quantile(&h, 0.5, 0, 12345) == 12345);
+	CHECK(hist_quantile(&h, 0.99, 0, 20000) == 12800);
+}
+
+/* Waits all above their bucket's midpoint: the shortest wait floors the quantile. */
+static void test_floor(void)
+{
+	uint64_t v[] = { 13000, 13100, 13000 };
+	struct cg_hist h;
+
+	fill(&h, v, 3);
+	/* [12288, 13312): the midpoint 12800 is below every wait */
+	CHECK(hist_quantile(&h, 0.5, 0, 0) == 12800);
+	CHECK(hist_quantile(&h, 0.5, 13000, 13100) == 13000);
+	CHECK(hist_quantile(&h, 0.99, 13000, 13100) == 13000);
+	/* within the linear range a bucket is one value wide: the floor changes nothing */
+	v[0] = v[1] = v[2] = 7;
+	fill(&h, v, 3);
+	CHECK(hist_quantile(&h, 0.5, 7, 7) == 7);
 }
 
 static void test_linear_range(void)
@@ -119,13 +136,13 @@ static void test_linear_range(void)
 
 	fill(&h, v, 5);
 	/* Sorted 3 3 5 7 9: rank ceil(2.5) = 3 is 5, rank ceil(4.95) = 5 is 9, exactly. */
-	CHECK(hist_quantile(&h, 0.5, 0) == 5);
-	CHECK(hist_quantile(&h, 0.99, 0) == 9);
-	CHECK(hist_quantile(&h, 0.2, 0) == 3);
+	CHECK(hist_quantile(&h, 0.5, 0, 0) == 5);
+	CHECK(hist_quantile(&h, 0.99, 0, 0) == 9);
+	CHECK(hist_quantile(&h, 0.2, 0, 0) == 3);
 	/* 16 and 17 share the first two-wide bucket, whose midpoint is 17. */
 	v[0] = 16;
 	fill(&h, v, 1);
-	CHECK(hist_quantile(&h, 0.5, 0) == 17);
+	CHECK(hist_quantile(&h, 0.5, 0, 0) == 17);
 }
 
 static void test_above_range(void)
@@ -138,9 +155,9 @@ static void test_above_range(void)
 	fill(&h, &v, 1);
 	CHECK(h.bucket[CG_HIST_BUCKETS - 1] == 1);
 	/* The last bucket is open above: its lower bound is all that is known. */
-	CHECK(hist_quantile(&h, 0.5, 0) == last_lower);
-	CHECK(hist_quantile(&h, 0.5, 1ULL << 41) == last_lower);
-	CHECK(hist_quantile(&h, 0.5, 1ULL << 39) == 1ULL << 39);
+	CHECK(hist_quantile(&h, 0.5, 0, 0) == last_lower);
+	CHECK(hist_quantile(&h, 0.5, 0, 1ULL << 41) == last_lower);
+	CHECK(hist_quantile(&h, 0.5, 0, 1ULL << 39) == 1ULL << 39);
 }
 
 static void test_rank(void)
@@ -154,9 +171,9 @@ static void test_rank(void)
 		v[i] = 10;
 	v[99] = 1000000;
 	fill(&h, v, 100);
-	CHECK(hist_quantile(&h, 0.99, 0) == 10);
-	CHECK(within(hist_quantile(&h, 1.0, 0), 1000000, 0.0625));
-	CHECK(hist_quantile(&h, 0.001, 0) == 10);
+	CHECK(hist_quantile(&h, 0.99, 0, 0) == 10);
+	CHECK(within(hist_quantile(&h, 1.0, 0, 0), 1000000, 0.0625));
+	CHECK(hist_quantile(&h, 0.001, 0, 0) == 10);
 }
 
 static void test_empty_and_add(void)
@@ -164,7 +181,7 @@ static void test_empty_and_add(void)
 	uint64_t a[] = { 1, 2, 2000 }, b[] = { 2, 3000000 };
 	struct cg_hist ha, hb, empty = { 0 };
 
-	CHECK(hist_quantile(&empty, 0.5, 0) == 0);
+	CHECK(hist_quantile(&empty, 0.5, 0, 0) == 0);
 
 	fill(&ha, a, 3);
 	fill(&hb, b, 2);
@@ -175,7 +192,7 @@ static void test_empty_and_add(void)
 	CHECK(ha.bucket[cg_hist_bucket(2000)] == 1);
 	CHECK(ha.bucket[cg_hist_bucket(3000000)] == 1);
 	/* Sorted 1 2 2 2000 3000000: the median is 2. */
-	CHECK(hist_quantile(&ha, 0.5, 0) == 2);
+	CHECK(hist_quantile(&ha, 0.5, 0, 0) == 2);
 }
 
 int main(void)
@@ -184,6 +201,7 @@ int main(void)
 	test_uniform();
 	test_exponential();
 	test_single_value();
+	test_floor();
 	test_linear_range();
 	test_above_range();
 	test_rank();

@@ -107,7 +107,9 @@ static bool figure_amount(const struct cg_record *r, const struct cg_figure_colu
 	case CG_AMOUNT_RUNQ_QUANTILE:
 		if (!r->count[CG_RUNQ_WAITS])
 			return false;
-		*amount = (double)hist_quantile(&r->runq_hist, col->index / 1000.0, r->runq_max_ns);
+		*amount = (double)hist_quantile(&r->runq_hist, col->index / 1000.0,
+						r->runq_min_inv ? ~r->runq_min_inv : 0,
+						r->runq_max_ns);
 		return true;
 	case CG_AMOUNT_RUNQ_MAX:
 		if (!r->count[CG_RUNQ_WAITS])

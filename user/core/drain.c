@@ -141,6 +141,7 @@ static void record_fill(const struct drain *d, struct cg_record *r, const struct
 	for (k = 0; k < CG_NR_COUNTS; k++)
 		r->count[k] = grown(cur->count[k], prev->count[k]);
 	r->runq_max_ns = r->count[CG_RUNQ_WAITS] ? cur->runq_max_ns : 0;
+	r->runq_min_inv = r->count[CG_RUNQ_WAITS] ? cur->runq_min_inv : 0;
 	r->runq_hist.count = 0;
 	for (b = 0; b < CG_HIST_BUCKETS; b++) {
 		/* 32-bit per-CPU counters: the difference modulo 2^32 is right */
@@ -173,6 +174,8 @@ static void record_add(struct cg_record *t, const struct cg_record *r, int nr_co
 		t->count[k] += r->count[k];
 	if (r->runq_max_ns > t->runq_max_ns)
 		t->runq_max_ns = r->runq_max_ns;
+	if (r->runq_min_inv > t->runq_min_inv)
+		t->runq_min_inv = r->runq_min_inv;
 	for (b = 0; b < CG_HIST_BUCKETS; b++)
 		t->runq_hist.bucket[b] += r->runq_hist.bucket[b];
 	t->runq_hist.count += r->runq_hist.count;

@@ -23,7 +23,7 @@ static uint64_t bucket_value(__u32 b)
 	return lower + (cg_hist_lower(b + 1) - lower) / 2;
 }
 
-uint64_t hist_quantile(const struct cg_hist *h, double q, uint64_t max_ns)
+uint64_t hist_quantile(const struct cg_hist *h, double q, uint64_t min_ns, uint64_t max_ns)
 {
 	uint64_t total = h->count, seen = 0, rank, value;
 	__u32 b;
@@ -50,6 +50,9 @@ uint64_t hist_quantile(const struct cg_hist *h, double q, uint64_t max_ns)
 			break;
 	}
 	value = bucket_value(b);
+	/* the midpoint of the lowest bucket may lie below every value in it */
+	if (value < min_ns)
+		value = min_ns;
 	if (max_ns && value > max_ns)
 		value = max_ns;
 	return value;

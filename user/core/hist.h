@@ -11,9 +11,9 @@ void hist_add(struct cg_hist *dst, const struct cg_hist *src);
 
 /*
  * The q-quantile (0 < q <= 1) in nanoseconds: the midpoint of the bucket that holds the
- * ceil(q * count)-th smallest value, never above max_ns when max_ns is not 0. 0 for an empty
- * histogram.
+ * ceil(q * count)-th smallest value, never below min_ns (the shortest value) nor above max_ns
+ * when max_ns is not 0. 0 for an empty histogram.
  */
-uint64_t hist_quantile(const struct cg_hist *h, double q, uint64_t max_ns);
+uint64_t hist_quantile(const struct cg_hist *h, double q, uint64_t min_ns, uint64_t max_ns);
 
 #endif /* CGSTAT_HIST_H */

@@ -25,6 +25,7 @@ struct cg_record {
 	uint64_t time_ns[CG_NR_STATES]; /* on-CPU, run-queue, sleep, blocked, stolen */
 	uint64_t count[CG_NR_COUNTS];	/* one per enum cg_count */
 	uint64_t runq_max_ns;		/* exact; 0 when there was no run-queue wait */
+	uint64_t runq_min_inv;		/* the shortest wait, ~-inverted as in cg_slot_live */
 	struct cg_hist runq_hist;
 	/* perf counters, in the order of the run's event list; counter_valid says which count */
 	uint64_t counter[CG_MAX_EVENTS];

@@ -27,6 +27,7 @@ struct summary_sums {
 	uint64_t time_ns[CG_NR_STATES];
 	uint64_t count[CG_NR_COUNTS];
 	uint64_t runq_max_ns;
+	uint64_t runq_min_inv;
 	uint64_t counter[CG_MAX_EVENTS];
 	bool counter_valid[CG_MAX_EVENTS];
 };
@@ -250,6 +251,7 @@ static void sums_of_record(struct summary_sums *u, const struct cg_record *r)
 	memcpy(u->time_ns, r->time_ns, sizeof(u->time_ns));
 	memcpy(u->count, r->count, sizeof(u->count));
 	u->runq_max_ns = r->runq_max_ns;
+	u->runq_min_inv = r->runq_min_inv;
 	memcpy(u->counter, r->counter, sizeof(u->counter));
 	memcpy(u->counter_valid, r->counter_valid, sizeof(u->counter_valid));
 }
@@ -263,6 +265,7 @@ static void record_of_sums(struct cg_record *r, const struct summary_sums *u,
 	memcpy(r->time_ns, u->time_ns, sizeof(r->time_ns));
 	memcpy(r->count, u->count, sizeof(r->count));
 	r->runq_max_ns = u->runq_max_ns;
+	r->runq_min_inv = u->runq_min_inv;
 	if (hist)
 		r->runq_hist = *hist;
 	memcpy(r->counter, u->counter, sizeof(r->counter));
@@ -280,6 +283,8 @@ static void add_sums(struct summary_sums *t, const struct summary_sums *u, int n
 		t->count[i] += u->count[i];
 	if (u->runq_max_ns > t->runq_max_ns)
 		t->runq_max_ns = u->runq_max_ns;
+	if (u->runq_min_inv > t->runq_min_inv)
+		t->runq_min_inv = u->runq_min_inv;
 	for (i = 0; i < nr_events; i++) {
 		t->counter[i] += u->counter[i];
 		t->counter_valid[i] = t->counter_valid[i] && u->counter_valid[i];

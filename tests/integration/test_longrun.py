@@ -21,7 +21,8 @@ SLEEPERS = int(os.environ.get("CGSTAT_LONGRUN_SLEEPERS", "5000"))
 # 2.2 %, over ten 0.28 and 0.35 % (worst 5.2 and -7.9 %, 1 of 135 and 3 of 228 windows beyond
 # 5 %) in two runs of 4 and 5 minutes; 9.4 and 1.13 % in one of 2 minutes on a noisy host,
 # whose readings swung by up to a second between adjacent intervals. The medians are held to
-# about twice the worst seen; the run as a whole, below, to the bias. Before cgstat counted the waits after wakeups no tracer
+# about three times the worst seen (on-CPU and off-CPU: issue 10), run-queue's to about twice;
+# the run as a whole, below, to the bias. Before cgstat counted the waits after wakeups no tracer
 # saw (about 14 a second here: docs/metrics.md), those read 0.75 % low: per interval median
 # 3.7 %, over ten 1.0 to 1.9 % in six CI runs, one with 44 of 434 windows beyond 5 %.
 WINDOW = 10
@@ -36,10 +37,10 @@ LIMITS = {
     "run-queue over %d intervals" % WINDOW: 0.05,
 }
 MEDIANS = {
-    "on-CPU": 0.002,
-    "on-CPU over %d intervals" % WINDOW: 0.002,
-    "off-CPU": 0.001,
-    "off-CPU over %d intervals" % WINDOW: 0.001,
+    "on-CPU": 0.0005,
+    "on-CPU over %d intervals" % WINDOW: 0.0005,
+    "off-CPU": 0.0001,
+    "off-CPU over %d intervals" % WINDOW: 0.0001,
     "run-queue": 0.15,
     "run-queue over %d intervals" % WINDOW: 0.02,
 }
@@ -204,7 +205,7 @@ def main():
         median_limit = MEDIANS[name]
         share = WINDOW_OUTLIERS if name.startswith("run-queue over") else OUTLIERS
         h.check(median <= median_limit and beyond <= share * len(errs),
-                "long run: %s error over %d comparisons: median %.3f%% (limit %.1f%%), %d "
+                "long run: %s error over %d comparisons: median %.4f%% (limit %.3f%%), %d "
                 "beyond %.1f%% (at most %d), worst %+.3f%%"
                 % (name, len(errs), 100 * median, 100 * median_limit, beyond, 100 * limit,
                    share * len(errs), 100 * errs[-1]))

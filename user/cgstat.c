@@ -166,6 +166,12 @@ struct run {
 	enum cg_format format;
 	bool stream_open;
 	bool stream_first;
+	/*
+	 * The last snapshot's time: an interval is the time between two snapshots, the span its
+	 * figures cover, not between two reads of a clock around them (a stall of the VM between
+	 * the two moved up to 20 ms of five threads' time into the interval beside).
+	 */
+	uint64_t snapshot_ns;
 };
 
 /*
@@ -174,20 +180,22 @@ struct run {
  * began it: epochMillis - intervalMillis is then the wall clock at the interval's start. 0, or
  * -errno when the run must end.
  */
-static int run_interval(struct run *r, uint64_t interval_ns, uint64_t epoch_ms)
+static int run_interval(struct run *r, uint64_t epoch_ms)
 {
 	const struct cg_slot_snap *snap;
 	struct cg_interval iv = {};
 	uint32_t nr_slots;
+	uint64_t at_ns;
 	int err;
 
-	err = collector__snapshot(r->collector, &snap, &nr_slots);
+	err = collector__snapshot(r->collector, &snap, &nr_slots, &at_ns);
 	if (err) {
 		fprintf(stderr, "cgstat: snapshot failed: %s\n", strerror(-err));
 		return err;
 	}
 	iv.epoch_ms = epoch_ms;
-	iv.interval_ns = interval_ns;
+	iv.interval_ns = at_ns - r->snapshot_ns;
+	r->snapshot_ns = at_ns;
 	collector__health(r->collector, &iv.health);
 	iv.nr_events = r->events->nr;
 	iv.event_columns = r->events->columns;
@@ -263,14 +271,14 @@ static int write_summary(struct run *r, uint64_t start_ms, uint64_t end_ms)
 static int run_loop(struct run *r)
 {
 	const struct cg_slot_snap *snap;
-	uint64_t start_mono, last_mono, deadline, end = 0, now;
+	uint64_t start_mono, deadline, end = 0;
 	uint64_t start_ms;
 	uint32_t nr_slots;
 	bool last = false;
 	int err;
 
-	start_mono = last_mono = clock_ns(CLOCK_MONOTONIC);
-	err = collector__snapshot(r->collector, &snap, &nr_slots);
+	start_mono = clock_ns(CLOCK_MONOTONIC);
+	err = collector__snapshot(r->collector, &snap, &nr_slots, &r->snapshot_ns);
 	if (err) {
 		fprintf(stderr, "cgstat: snapshot failed: %s\n", strerror(-err));
 		return err;
@@ -294,11 +302,9 @@ static int run_loop(struct run *r)
 		}
 		if (!sleep_until(deadline))
 			last = true; /* SIGINT/SIGTERM: drain the partial interval */
-		now = clock_ns(CLOCK_MONOTONIC);
-		err = run_interval(r, now - last_mono, clock_ns(CLOCK_REALTIME) / NSEC_PER_MSEC);
+		err = run_interval(r, clock_ns(CLOCK_REALTIME) / NSEC_PER_MSEC);
 		if (err)
 			break;
-		last_mono = now;
 		if (stop_signal)
 			last = true;
 	}

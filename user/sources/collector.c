@@ -256,7 +256,8 @@ fail:
 	return NULL;
 }
 
-int collector__snapshot(struct collector *c, const struct cg_slot_snap **snap, uint32_t *nr_slots)
+int collector__snapshot(struct collector *c, const struct cg_slot_snap **snap, uint32_t *nr_slots,
+			uint64_t *at_ns)
 {
 	struct cg_snapshot_args args;
 	uint32_t hwm;
@@ -272,6 +273,7 @@ int collector__snapshot(struct collector *c, const struct cg_slot_snap **snap, u
 	hwm = c->skel->bss->slot_hwm;
 	*nr_slots = hwm < c->max_slots ? hwm : c->max_slots;
 	*snap = c->snap;
+	*at_ns = c->skel->bss->snapshot_now;
 	return 0;
 }
 

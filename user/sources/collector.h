@@ -37,10 +37,12 @@ struct collector *collector__open(const struct collector_opts *opts);
 
 /*
  * Snapshot every slot (summed over CPUs, in-flight time folded in) into the array returned
- * through snap, valid until the next call; *nr_slots is how many slots have been handed out.
- * 0 or -errno.
+ * through snap, valid until the next call; *nr_slots is how many slots have been handed out;
+ * *at_ns the time the in-flight time was folded in at (the scheduler's clock: only differences
+ * mean anything). 0 or -errno.
  */
-int collector__snapshot(struct collector *c, const struct cg_slot_snap **snap, uint32_t *nr_slots);
+int collector__snapshot(struct collector *c, const struct cg_slot_snap **snap, uint32_t *nr_slots,
+			uint64_t *at_ns);
 
 /* Give a removed cgroup's slot back for reuse; only once its snapshot shows no task. */
 int collector__free_slot(struct collector *c, uint32_t slot, uint64_t cgid);

@@ -140,6 +140,7 @@ struct cpu_run {
 	__u64 untasked; /* this CPU's untasked time then: task_clock_untasked() */
 	__u32 pid;
 	__u32 gen; /* with cgid: which slots; equal (cgid, gen) pairs have equal slot sets */
+	__u32 switches; /* this CPU's, to sample clock_offset every CLOCK_SYNC_EVERY of them */
 	struct slot_set slots;
 };
 
@@ -233,14 +234,6 @@ struct {
 	__type(value, struct slot_set);
 } charge_slots SEC(".maps");
 
-/* Each CPU's switches, to sample clock_offset every CLOCK_SYNC_EVERY of them. */
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, __u32);
-} cpu_switches SEC(".maps");
-
 #define CLOCK_SYNC_EVERY 64
 
 /* Slots the loader freed after their cgroup was removed, for reuse. */
@@ -291,14 +284,9 @@ static __always_inline __u64 task_clock_untasked(struct task_struct *t, __u64 *u
  * it reads the monotonic clock and adds this offset, resampled every CLOCK_SYNC_EVERY switches
  * on each CPU: the two clocks drift apart by no more than NTP's slew between samples.
  */
-static __always_inline void clock_sync(__u64 rq_now)
+static __always_inline void clock_sync(struct cpu_run *run, __u64 rq_now)
 {
-	__u32 zero = 0, *switches;
-
-	switches = bpf_map_lookup_elem(&cpu_switches, &zero);
-	if (!switches)
-		return;
-	if ((++*switches & (CLOCK_SYNC_EVERY - 1)) && clock_offset_valid)
+	if ((++run->switches & (CLOCK_SYNC_EVERY - 1)) && clock_offset_valid)
 		return;
 	clock_offset = rq_now - bpf_ktime_get_ns();
 	clock_offset_valid = 1;
@@ -845,11 +833,34 @@ __noinline int waits_recover(struct task_state *ts, const struct recover_args *a
 	return 0;
 }
 
+/*
+ * waits_recover() at a switch-in from the run queue where the kernel counted no switch-in of
+ * the task that cgstat did not see (pcount unchanged), the common case: nothing to recover,
+ * only the baseline to move on by this arrival, exactly as waits_recover() would. Inline: the
+ * call and its arguments in memory were a sixth of sched_switch's time (docs/performance.md).
+ */
+static __always_inline bool waits_all_seen(struct task_struct *t, struct task_state *ts,
+					   __u64 now)
+{
+	__u64 queued;
+	__u32 arrived;
+
+	if (!ts->sched_info_seen || (__u32)t->sched_info.pcount != ts->pcount)
+		return false;
+	queued = t->sched_info.last_queued;
+	arrived = queued && queued <= now;
+	ts->run_delay = t->sched_info.run_delay + (arrived ? now - queued : 0);
+	ts->pcount += arrived;
+	return true;
+}
+
 /* waits_recover() for t, where the kernel keeps sched_info (CONFIG_SCHED_INFO). */
 static __always_inline void waits_recover_of(struct task_struct *t, struct task_state *ts,
 					     struct recover_args *a, struct waits_recovered *rec)
 {
 	if (!bpf_core_field_exists(t->sched_info.last_queued))
+		return;
+	if (a->at_switch_in && a->from == CG_RUNQ && waits_all_seen(t, ts, a->now))
 		return;
 	a->queued = t->sched_info.last_queued;
 	a->delay = t->sched_info.run_delay;
@@ -1238,11 +1249,11 @@ int BPF_PROG(cg_sched_switch, bool preempt, struct task_struct *prev, struct tas
 
 	/* prev runs on this CPU, even the idle task: its rq is this CPU's */
 	now = task_clock_untasked(prev, &untasked);
-	clock_sync(now);
 	out.left = now;
 	run = bpf_map_lookup_elem(&cpu_runs, &zero);
 	if (!run)
 		return 0;
+	clock_sync(run, now);
 	/* the idle task (pid 0, one per CPU) never counts */
 	if (prev->pid)
 		prev_ts = switch_out_decide(prev, preempt, prev_state, now, &out);

@@ -840,12 +840,13 @@ __noinline int waits_recover(struct task_state *ts, const struct recover_args *a
  * call and its arguments in memory were a sixth of sched_switch's time (docs/performance.md).
  */
 static __always_inline bool waits_all_seen(struct task_struct *t, struct task_state *ts,
-					   __u64 now)
+					   __u32 from, __u64 now)
 {
 	__u64 queued;
 	__u32 arrived;
 
-	if (!ts->sched_info_seen || (__u32)t->sched_info.pcount != ts->pcount)
+	if (from != CG_RUNQ || !bpf_core_field_exists(t->sched_info.last_queued) ||
+	    !ts->sched_info_seen || (__u32)t->sched_info.pcount != ts->pcount)
 		return false;
 	queued = t->sched_info.last_queued;
 	arrived = queued && queued <= now;
@@ -859,8 +860,6 @@ static __always_inline void waits_recover_of(struct task_struct *t, struct task_
 					     struct recover_args *a, struct waits_recovered *rec)
 {
 	if (!bpf_core_field_exists(t->sched_info.last_queued))
-		return;
-	if (a->at_switch_in && a->from == CG_RUNQ && waits_all_seen(t, ts, a->now))
 		return;
 	a->queued = t->sched_info.last_queued;
 	a->delay = t->sched_info.run_delay;
@@ -890,12 +889,14 @@ static __always_inline struct task_state *switch_in_decide(struct task_struct *n
 	in->migrations = next->se.nr_migrations - ts->nr_migrations;
 	ts->nr_migrations = next->se.nr_migrations;
 	if (all_cgroups || ts->slots.nslots) {
-		args.from = from;
-		args.counted = from == CG_RUNQ ? in->wait : 0;
-		args.believed = in->wait;
-		args.now = now;
-		args.at_switch_in = 1;
-		waits_recover_of(next, ts, &args, &in->recovered);
+		if (!waits_all_seen(next, ts, from, now)) {
+			args.from = from;
+			args.counted = from == CG_RUNQ ? in->wait : 0;
+			args.believed = in->wait;
+			args.now = now;
+			args.at_switch_in = 1;
+			waits_recover_of(next, ts, &args, &in->recovered);
+		}
 		in->bucket = cg_hist_bucket(in->wait);
 	} else {
 		/*

@@ -139,7 +139,7 @@ struct cpu_run {
 	__u64 runtime;	/* the task's se.sum_exec_runtime at its switch-in here */
 	__u64 untasked; /* this CPU's untasked time then: task_clock_untasked() */
 	__u32 pid;
-	__u32 gen; /* with cgid: which slots; equal (cgid, gen) pairs have equal slot sets */
+	__u32 gen;	/* with cgid: which slots; equal (cgid, gen) pairs have equal slot sets */
 	__u32 switches; /* this CPU's, to sample clock_offset every CLOCK_SYNC_EVERY of them */
 	struct slot_set slots;
 };
@@ -839,8 +839,8 @@ __noinline int waits_recover(struct task_state *ts, const struct recover_args *a
  * only the baseline to move on by this arrival, exactly as waits_recover() would. Inline: the
  * call and its arguments in memory were a sixth of sched_switch's time (docs/performance.md).
  */
-static __always_inline bool waits_all_seen(struct task_struct *t, struct task_state *ts,
-					   __u32 from, __u64 now)
+static __always_inline bool waits_all_seen(struct task_struct *t, struct task_state *ts, __u32 from,
+					   __u64 now)
 {
 	__u64 queued;
 	__u32 arrived;

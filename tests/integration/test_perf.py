@@ -430,7 +430,7 @@ def test_host(args):
             want = delta[i] * 512 / 1e6
             moved[kind] += want
             h.check(abs(got - want) <= HOST_MB * want + 0.1,
-                    "%s %s MB: cgstat %.2f, /proc/diskstats %.2f (limit %.0f %% + 0.1 MB)"
+                    "%s %s MB: cgstat %.2f, /proc/diskstats %.2f (limit %.1f %% + 0.1 MB)"
                     % (d, kind.lower(), got, want, 100 * HOST_MB))
         got = weighted(d + "BusyPercent")
         want = 100.0 * delta[2] / 1e3 / seconds

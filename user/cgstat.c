@@ -16,6 +16,7 @@
 
 #include "cgroup.h"
 #include "collector.h"
+#include "command.h"
 #include "drain.h"
 #include "events.h"
 #include "host.h"
@@ -31,9 +32,10 @@
 #include "watch.h"
 
 /*
- * SIGINT or SIGTERM once taken (or SIGPIPE, when the stdout reader went away). Both signals
- * are blocked from the start and taken only by sleep_until(): one that comes while cgstat
- * starts, loads, seeds or drains waits there, and the run stops cleanly at once.
+ * What ended the run: SIGINT or SIGTERM once taken, SIGPIPE when the stdout reader went away,
+ * SIGCHLD when the command ended and its cgroup is empty. The signals are blocked from the
+ * start and taken only by sleep_until(): one that comes while cgstat starts, loads, seeds or
+ * drains waits there, and the run stops cleanly at once.
  */
 static int stop_signal;
 static sigset_t stop_signals;
@@ -71,12 +73,29 @@ static int check_can_run(void)
 }
 
 /*
+ * With a command, a SIGINT or SIGTERM sent to cgstat goes to the command first, and the run
+ * ends when the command does; a second one ends the run at once. One that a terminal sent
+ * (si_code SI_KERNEL: Ctrl-C) reached the command too, in the same foreground process group,
+ * and is not sent again. False when the signal is to end the run.
+ */
+static bool forward_to_command(struct command *cmd, const siginfo_t *info, bool *forwarded)
+{
+	if (!cmd || *forwarded)
+		return false;
+	if (info->si_code != SI_KERNEL && !command__signal(cmd, info->si_signo))
+		return false;
+	*forwarded = true;
+	return true;
+}
+
+/*
  * Sleep until the monotonic deadline; false when a stop signal came first, or had come since
  * the last call (it is pending then, so there is no window where it waits a whole interval).
  */
-static bool sleep_until(uint64_t deadline_ns)
+static bool sleep_until(uint64_t deadline_ns, struct command *cmd, bool *forwarded)
 {
 	struct timespec ts;
+	siginfo_t info;
 	uint64_t now;
 	int sig;
 
@@ -86,11 +105,16 @@ static bool sleep_until(uint64_t deadline_ns)
 			return true;
 		ts.tv_sec = (deadline_ns - now) / NSEC_PER_SEC;
 		ts.tv_nsec = (deadline_ns - now) % NSEC_PER_SEC;
-		sig = sigtimedwait(&stop_signals, NULL, &ts);
-		if (sig > 0)
-			stop_signal = sig;
-		else if (errno == EAGAIN)
+		sig = sigtimedwait(&stop_signals, &info, &ts);
+		if (sig == SIGCHLD) {
+			if (cmd && command__reap(cmd))
+				stop_signal = SIGCHLD;
+		} else if (sig > 0) {
+			if (!forward_to_command(cmd, &info, forwarded))
+				stop_signal = sig;
+		} else if (errno == EAGAIN) {
 			return true;
+		}
 	}
 	return false;
 }
@@ -166,6 +190,8 @@ struct run {
 	enum cg_format format;
 	bool stream_open;
 	bool stream_first;
+	struct command *command; /* `cgstat -- CMD`, or NULL */
+	bool signal_forwarded;	 /* to the command: the next stop signal ends the run */
 	/*
 	 * The last snapshot's time: an interval is the time between two snapshots, the span its
 	 * figures cover, not between two reads of a clock around them (a stall of the VM between
@@ -292,6 +318,13 @@ static int run_loop(struct run *r)
 		fprintf(stderr, "cgstat: attached, watching %s\n",
 			slots__all_cgroups(r->slots) ? "every cgroup" : "the given cgroups");
 	start_ms = clock_ns(CLOCK_REALTIME) / NSEC_PER_MSEC;
+	if (r->command) {
+		err = command__go(r->command);
+		if (err) {
+			fprintf(stderr, "cgstat: cannot start the command: %s\n", strerror(-err));
+			return err;
+		}
+	}
 	if (r->opts->duration_ns)
 		end = start_mono + r->opts->duration_ns;
 	deadline = start_mono;
@@ -302,7 +335,7 @@ static int run_loop(struct run *r)
 			deadline = end;
 			last = true;
 		}
-		if (!sleep_until(deadline))
+		if (!sleep_until(deadline, r->command, &r->signal_forwarded))
 			last = true; /* SIGINT/SIGTERM: drain the partial interval */
 		err = run_interval(r, clock_ns(CLOCK_REALTIME) / NSEC_PER_MSEC,
 				   clock_ns(CLOCK_MONOTONIC));
@@ -314,7 +347,20 @@ static int run_loop(struct run *r)
 	/* after a failed interval (a full disk) its error is the one line to say */
 	if (!err)
 		err = write_summary(r, start_ms, clock_ns(CLOCK_REALTIME) / NSEC_PER_MSEC);
+	if (r->command)
+		summary__print_brief(r->summary, stderr);
 	return err;
+}
+
+/*
+ * The exit status of a run with a command: the command's, or 128 + N when signal N ended the run
+ * before it (a second SIGINT), as a shell gives a process killed by it.
+ */
+static int run_status(const struct command *cmd)
+{
+	if (command__status(cmd) >= 0)
+		return command__status(cmd);
+	return stop_signal && stop_signal != SIGCHLD ? 128 + stop_signal : 1;
 }
 
 int main(int argc, char **argv)
@@ -330,6 +376,7 @@ int main(int argc, char **argv)
 	sigemptyset(&stop_signals);
 	sigaddset(&stop_signals, SIGINT);
 	sigaddset(&stop_signals, SIGTERM);
+	sigaddset(&stop_signals, SIGCHLD);
 	sigprocmask(SIG_BLOCK, &stop_signals, NULL);
 	err = opts_parse(&opts, argc, argv, stdout, stderr);
 	if (err < 0)
@@ -343,12 +390,33 @@ int main(int argc, char **argv)
 		goto out;
 	}
 
+	if (opts.command) {
+		err = command_find(opts.command[0]);
+		if (err) {
+			fputs("cgstat: ", stderr);
+			message_quote(stderr, opts.command[0]);
+			fprintf(stderr, ": %s\n",
+				err == -ENOENT && !strchr(opts.command[0], '/')
+					? "command not found"
+					: strerror(-err));
+			status = COMMAND_NOT_RUN;
+			goto out;
+		}
+	}
 	if (check_can_run())
 		goto out;
 	err = cgroup_find_v2_mount("/proc/self/mountinfo", &mnt);
 	if (err) {
 		fprintf(stderr, "cgstat: no cgroup v2 mount in /proc/self/mountinfo\n");
 		goto out;
+	}
+	if (opts.command) {
+		/* first, so that the command holds none of cgstat's files and maps */
+		r.command = command__start(&mnt, opts.command, opts.command_label);
+		if (!r.command)
+			goto out;
+		if (opts_watch_command(&opts, command__cgroup(r.command)))
+			goto out;
 	}
 	err = watch_list_resolve(&watched, &opts, &mnt);
 	if (err) {
@@ -412,6 +480,8 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	status = run_loop(&r) ? 1 : 0;
+	if (r.command && !status)
+		status = run_status(r.command);
 out:
 	drain__free(r.drain);
 	collector__close(r.collector);
@@ -421,6 +491,7 @@ out:
 	out_files__close(r.files);
 	slots__free(r.slots);
 	watch_list_free(&watched);
+	command__finish(r.command);
 	opts_free(&opts);
 	return status;
 }

@@ -30,12 +30,14 @@ enum {
 	OPT_MAX_CGROUPS,
 };
 
-/* The leading ':' makes getopt silent and report a missing argument as ':'. */
-static const char short_options[] = ":c:p:i:d:o:f:e:qvhV";
+/* The ':' after it makes getopt silent and report a missing argument as ':'. */
+/* The leading '+' stops at the first operand: what follows is the command and its own options. */
+static const char short_options[] = "+:c:p:n:i:d:o:f:e:qvhV";
 
 static const struct option long_options[] = {
 	{ "cgroup", required_argument, NULL, 'c' },
 	{ "pid", required_argument, NULL, 'p' },
+	{ "name", required_argument, NULL, 'n' },
 	{ "interval", required_argument, NULL, 'i' },
 	{ "duration", required_argument, NULL, 'd' },
 	{ "output-dir", required_argument, NULL, 'o' },
@@ -52,13 +54,16 @@ static const struct option long_options[] = {
 };
 
 static const char usage_text[] =
-	"Usage: cgstat [OPTION]...\n"
+	"Usage: cgstat [OPTION]... [--] [CMD [ARG]...]\n"
 	"Per-cgroup scheduler statistics from eBPF: time on CPU, waiting to run, sleeping and\n"
 	"blocked, context switches, migrations and perf counters, reported every interval.\n"
-	"Without -c or -p every cgroup is watched.\n"
+	"With CMD, it runs in a cgroup of its own, which is watched; the run ends when the cgroup\n"
+	"is empty, and cgstat exits with CMD's status. Without -c, -p or CMD every cgroup is\n"
+	"watched.\n"
 	"\n"
 	"  -c, --cgroup [NAME=]CGROUP    watch a cgroup (path or id), labelled NAME; repeatable\n"
 	"  -p, --pid [NAME=]PID          watch the cgroup of process PID; repeatable\n"
+	"  -n, --name NAME               label of CMD's cgroup (default: CMD's base name)\n"
 	"  -i, --interval SECONDS        time between reports, at least 0.1 (default 1)\n"
 	"  -d, --duration SECONDS        stop after this long (default: at SIGINT or SIGTERM)\n"
 	"  -o, --output-dir DIR          write the files listed below into DIR\n"
@@ -258,6 +263,11 @@ static int add_target(struct cg_opts *opts, const char *arg, bool is_pid, FILE *
 static int check_labels(const struct cg_opts *opts, FILE *err)
 {
 	for (int i = 0; i < opts->nr_targets; i++) {
+		const char *name = opts->targets[i].name;
+
+		if (name && opts->command_label && !strcmp(name, opts->command_label))
+			return fail(err, "label ", name,
+				    " is given to a target and to the command");
 		for (int j = 0; j < i; j++) {
 			const char *a = opts->targets[i].name, *b = opts->targets[j].name;
 
@@ -322,6 +332,8 @@ static int parse_option(struct cg_opts *opts, int c, char **argv, FILE *out, FIL
 			return fail(err, "--duration: ", optarg,
 				    " is not a positive number of seconds");
 		return 0;
+	case 'n':
+		return set_string(&opts->command_label, "--name", optarg, err);
 	case 'o':
 		return set_string(&opts->output_dir, "--output-dir", optarg, err);
 	case 'f':
@@ -360,6 +372,37 @@ static int parse_option(struct cg_opts *opts, int c, char **argv, FILE *out, FIL
 	}
 }
 
+/*
+ * The operands are the command. A run with one lasts as long as the command, so --duration
+ * does not go with it (`timeout` in front of the command does).
+ */
+static int take_command(struct cg_opts *opts, int argc, char **argv, FILE *err)
+{
+	const char *base;
+
+	if (optind >= argc) {
+		if (opts->command_label)
+			return fail(err, "--name labels a command, and none is given", NULL, "");
+		return 0;
+	}
+	if (opts->duration_ns)
+		return fail(err, "--duration and a command exclude each other (the run lasts ",
+			    NULL, "as long as the command; put `timeout` in front of it)");
+	if (!*argv[optind])
+		return fail(err, "the command is empty", NULL, "");
+	opts->command = &argv[optind];
+	if (!opts->command_label) {
+		base = strrchr(argv[optind], '/');
+		base = base && base[1] ? base + 1 : argv[optind];
+		opts->command_label = strdup(base);
+		if (!opts->command_label) {
+			fail(err, "out of memory", NULL, "");
+			return -ENOMEM;
+		}
+	}
+	return 0;
+}
+
 int opts_parse(struct cg_opts *opts, int argc, char **argv, FILE *out, FILE *err)
 {
 	int ret = OPTS_RUN;
@@ -382,10 +425,10 @@ int opts_parse(struct cg_opts *opts, int argc, char **argv, FILE *out, FILE *err
 		if (ret)
 			goto out;
 	}
-	if (optind < argc)
-		ret = fail(err, "unexpected argument ", argv[optind],
-			   " (cgstat takes no operands)");
-	else if (opts->events && opts->no_perf)
+	ret = take_command(opts, argc, argv, err);
+	if (ret)
+		goto out;
+	if (opts->events && opts->no_perf)
 		ret = fail(err, "--events and --no-perf exclude each other", NULL, "");
 	else
 		ret = check_labels(opts, err);
@@ -393,6 +436,25 @@ out:
 	if (ret != OPTS_RUN)
 		opts_free(opts);
 	return ret;
+}
+
+int opts_watch_command(struct cg_opts *opts, const char *path)
+{
+	struct cg_target *targets, *t;
+
+	targets = realloc(opts->targets, (size_t)(opts->nr_targets + 1) * sizeof(*targets));
+	if (!targets)
+		return -ENOMEM;
+	opts->targets = targets;
+	t = &targets[opts->nr_targets];
+	*t = (struct cg_target){ .name = strdup(opts->command_label), .cgroup = strdup(path) };
+	if (!t->name || !t->cgroup) {
+		free(t->name);
+		free(t->cgroup);
+		return -ENOMEM;
+	}
+	opts->nr_targets++;
+	return 0;
 }
 
 void opts_free(struct cg_opts *opts)
@@ -404,5 +466,6 @@ void opts_free(struct cg_opts *opts)
 	free(opts->targets);
 	free(opts->output_dir);
 	free(opts->events);
+	free(opts->command_label);
 	*opts = (struct cg_opts){};
 }

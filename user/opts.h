@@ -34,6 +34,8 @@ struct cg_opts {
 	bool no_perf;	       /* --no-perf */
 	double messages;       /* --messages N, the work the test did; < 0 when not given */
 	uint32_t max_cgroups;  /* --max-cgroups: slots for the all-cgroups mode */
+	char **command;	       /* the operands: CMD and its arguments (in argv), or NULL */
+	char *command_label;   /* -n, or CMD's base name: the label of CMD's cgroup */
 };
 
 enum {
@@ -47,6 +49,9 @@ enum {
  */
 int opts_parse(struct cg_opts *opts, int argc, char **argv, FILE *out, FILE *err);
 void opts_free(struct cg_opts *opts);
+
+/* Watch the command's cgroup, at path, under its label: 0 or -ENOMEM. */
+int opts_watch_command(struct cg_opts *opts, const char *path);
 
 /* "1", "0.25", "1.5e0": seconds as a positive finite number; 0 or -EINVAL. */
 int opts_parse_seconds(const char *text, uint64_t *ns);

@@ -163,7 +163,12 @@ def check_cpu_stat(name, got_ms, usage_ms, reports, rel=ONCPU):
 
 def cgroup_usage_ms(path):
     """The kernel's CPU time of everything that ran in a v2 cgroup, from its cpu.stat."""
-    with open(os.path.join(path, "cpu.stat")) as f:
+    return cpu_stat_usage_ms(os.path.join(path, "cpu.stat"))
+
+
+def cpu_stat_usage_ms(path):
+    """usage_usec in milliseconds from a cpu.stat file, or a copy of one."""
+    with open(path) as f:
         for line in f:
             key, value = line.split()
             if key == "usage_usec":
@@ -249,7 +254,7 @@ class Cgstat:
     """cgstat running in the background, started with -v so that the test knows when it has
     attached, stdout captured to a file."""
 
-    def __init__(self, binary, args, out_dir=None, stamp_lines=False):
+    def __init__(self, binary, args, out_dir=None, stamp_lines=False, env=None):
         """stamp_lines: read stdout as it comes, at real-time priority, and note in
         line_times when each line arrived (time.monotonic()): the test's own clock of each
         interval's end."""
@@ -264,7 +269,7 @@ class Cgstat:
         self.line_times = []
         self.proc = subprocess.Popen([binary, "-v", "-o", self.out_dir] + list(args),
                                      stdout=subprocess.PIPE if stamp_lines else self.stdout,
-                                     stderr=subprocess.PIPE)
+                                     stderr=subprocess.PIPE, env=env)
         self.stderr_lines = []
         self.attached = threading.Event()
         self.reader = threading.Thread(target=self._read_stderr, daemon=True)
@@ -333,8 +338,13 @@ class Cgstat:
         return read_csv(os.path.join(self.out_dir, name))
 
     def summary(self):
-        with open(os.path.join(self.out_dir, "container-summary.json")) as f:
-            return json.load(f)
+        return summary_of(self.out_dir)
+
+
+def summary_of(out_dir):
+    """The container-summary.json of an output folder."""
+    with open(os.path.join(out_dir, "container-summary.json")) as f:
+        return json.load(f)
 
 
 def csv_epochs_after(path, after_ms):

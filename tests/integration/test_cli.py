@@ -32,10 +32,10 @@ SCHED_HEADER = ("epochMillis,container,tasks,onCpuMillis,runqWaitMillis,offCpuSl
                 "runqP50Micros,runqP99Micros,runqMaxMicros")
 
 # Every option cgstat has (README's table and the issue's -e, --no-perf, --messages).
-OPTIONS = ["-c", "--cgroup", "-p", "--pid", "-i", "--interval", "-d", "--duration", "-o",
-           "--output-dir", "-f", "--format", "-e", "--events", "--no-perf", "--messages",
-           "--max-cgroups", "-q", "--quiet", "-v", "--verbose", "-h", "--help", "-V",
-           "--version"]
+OPTIONS = ["-c", "--cgroup", "-p", "--pid", "-n", "--name", "-i", "--interval", "-d",
+           "--duration", "-o", "--output-dir", "-f", "--format", "-e", "--events", "--no-perf",
+           "--messages", "--max-cgroups", "-q", "--quiet", "-v", "--verbose", "-h", "--help",
+           "-V", "--version"]
 
 
 def run(argv, env=None):

@@ -27,11 +27,14 @@ struct result {
 	char *err;
 };
 
-/* Runs opts_parse() on "cgstat" followed by the NULL-terminated args, capturing out and err. */
+/*
+ * Runs opts_parse() on "cgstat" followed by the NULL-terminated args, capturing out and err.
+ * argv is static: opts.command points into it, as into main()'s.
+ */
 static struct result parse_args(const char *const *args)
 {
+	static char *argv[MAX_ARGS + 2];
 	struct result r = {};
-	char *argv[MAX_ARGS + 2];
 	size_t out_len, err_len;
 	FILE *out, *err;
 	int argc = 0;
@@ -310,8 +313,12 @@ static void test_refusals(void)
 	CHECK(refused(PARSE("--no-perf=1"), "'--no-perf'"));
 	CHECK(refused(PARSE("-i"), "'--interval'"));
 	CHECK(refused(PARSE("--messages"), "'--messages'"));
-	CHECK(refused(PARSE("-q", "stray"), "'stray'"));
-	CHECK(refused(PARSE("-c", "a", "--", "-i"), "'-i'"));
+	CHECK(refused(PARSE("-d", "1", "--", "true"), "--duration"));
+	CHECK(refused(PARSE("-n", "x"), "--name"));
+	CHECK(refused(PARSE("-n", "x", "-q"), "--name"));
+	CHECK(refused(PARSE("-n", ""), "--name"));
+	CHECK(refused(PARSE("-n", "w", "-c", "w=x", "--", "true"), "'w'"));
+	CHECK(refused(PARSE("--", ""), "the command is empty"));
 	CHECK(refused(PARSE("-e", "cycles", "--no-perf"), "--no-perf"));
 	CHECK(refused(PARSE("-f", "xml"), "--format: 'xml'"));
 	CHECK(refused(PARSE("-o", ""), "--output-dir"));
@@ -323,28 +330,63 @@ static void test_refusals(void)
 	CHECK(refused(PARSE("--max-cgroups", "12k"), "--max-cgroups: '12k'"));
 }
 
+/* The operands are the command: everything from the first one on, options included. */
+static void test_command(void)
+{
+	struct result r;
+
+	r = PARSE("-q", "stray");
+	CHECK(r.ret == OPTS_RUN && r.opts.quiet && r.opts.command);
+	CHECK_STR(r.opts.command[0], "stray");
+	CHECK(!r.opts.command[1]);
+	CHECK_STR(r.opts.command_label, "stray");
+	result_free(&r);
+
+	r = PARSE("-c", "a", "--", "-i");
+	CHECK(r.ret == OPTS_RUN && r.opts.nr_targets == 1 && r.opts.command);
+	CHECK_STR(r.opts.command[0], "-i");
+	result_free(&r);
+
+	r = PARSE("-q", "/usr/bin/sleep", "-i", "1");
+	CHECK(r.ret == OPTS_RUN && r.opts.interval_ns == 1000000000ULL);
+	CHECK_STR(r.opts.command[1], "-i");
+	CHECK_STR(r.opts.command[2], "1");
+	CHECK(!r.opts.command[3]);
+	CHECK_STR(r.opts.command_label, "sleep");
+	result_free(&r);
+
+	r = PARSE("-n", "web", "-c", "db=x", "--", "./server/", "--port=1");
+	CHECK(r.ret == OPTS_RUN && r.opts.nr_targets == 1);
+	CHECK_STR(r.opts.command_label, "web");
+	CHECK_STR(r.opts.command[0], "./server/");
+	result_free(&r);
+
+	/* a trailing slash leaves no base name: the whole word labels it */
+	r = PARSE("./server/");
+	CHECK(r.ret == OPTS_RUN);
+	CHECK_STR(r.opts.command_label, "./server/");
+	result_free(&r);
+
+	r = PARSE("-c", "a");
+	CHECK(r.ret == OPTS_RUN && !r.opts.command && !r.opts.command_label);
+	result_free(&r);
+
+	r = PARSE("-c", "a", "--", "true");
+	CHECK(r.ret == OPTS_RUN && !opts_watch_command(&r.opts, "/sys/fs/cgroup/cgstat-1/true"));
+	CHECK(r.opts.nr_targets == 2);
+	CHECK_STR(r.opts.targets[1].name, "true");
+	CHECK_STR(r.opts.targets[1].cgroup, "/sys/fs/cgroup/cgstat-1/true");
+	result_free(&r);
+}
+
 static void test_help_and_version(void)
 {
 	static const char *const mentions[] = {
-		"--cgroup",
-		"--pid",
-		"--interval",
-		"--duration",
-		"--output-dir",
-		"--format",
-		"--events",
-		"--no-perf",
-		"--messages",
-		"--max-cgroups",
-		"--quiet",
-		"--verbose",
-		"--help",
-		"--version",
-		"container-stats.csv",
-		"sched-stats.csv",
-		"perf-stat.csv",
-		"host-io.csv",
-		"container-summary.json",
+		"--cgroup",	   "--pid",	    "--name",	     "--interval",
+		"--duration",	   "--output-dir",  "--format",	     "--events",
+		"--no-perf",	   "--messages",    "--max-cgroups", "--quiet",
+		"--verbose",	   "--help",	    "--version",     "container-stats.csv",
+		"sched-stats.csv", "perf-stat.csv", "host-io.csv",   "container-summary.json",
 	};
 	struct result r;
 
@@ -382,6 +424,7 @@ int main(void)
 	for (int round = 0; round < 2; round++) {
 		test_defaults();
 		test_refusals();
+		test_command();
 		test_every_option();
 		test_interval_and_duration();
 		test_targets();

@@ -9,6 +9,7 @@
 #include "hashtab.h"
 #include "hist.h"
 #include "json_util.h"
+#include "message.h"
 #include "summary.h"
 #include "util.h"
 
@@ -529,6 +530,40 @@ static int json_containers(cJSON *root, const struct summary *s)
 	if (!obj)
 		return -ENOMEM;
 	return json_figures(obj, s, &all, QUANTILES_FROM_HIST, NULL);
+}
+
+/* One figure for summary__print_brief(): its value with its decimals, or "-" without one. */
+static void print_figure(FILE *f, const struct summary *s, const struct cg_record *t,
+			 enum cg_figure fig, const char *before, const char *after)
+{
+	double value;
+
+	fputs(before, f);
+	if (record_figure(t, s->total_ns, fig, &value))
+		fprintf(f, "%.*f", unit_decimals(figure_columns[fig].unit), value);
+	else
+		fputc('-', f);
+	fputs(after, f);
+}
+
+void summary__print_brief(const struct summary *s, FILE *f)
+{
+	const struct summary_entry *e;
+	struct cg_record t;
+
+	for (e = s->first; e; e = e->next) {
+		record_of_sums(&t, &e->sums, NULL);
+		fputs("cgstat: ", f);
+		message_quote(f, e->name);
+		print_figure(f, s, &t, CG_FIG_CPU_CORES, ": ", " cores");
+		fprintf(f, " over %.1f s", (double)s->total_ns / NSEC_PER_SEC);
+		print_figure(f, s, &t, CG_FIG_RUNQ_PERCENT, "; of its tasks' time: run queue ",
+			     " %");
+		print_figure(f, s, &t, CG_FIG_SLEEP_PERCENT, ", off-CPU sleeping ", " %");
+		print_figure(f, s, &t, CG_FIG_BLOCKED_PERCENT, ", blocked ", " %");
+		print_figure(f, s, &t, CG_FIG_VCSW_RATE, "; switches/s: ", " voluntary");
+		print_figure(f, s, &t, CG_FIG_IVCSW_RATE, ", ", " involuntary\n");
+	}
 }
 
 char *summary__to_json(const struct summary *s, uint64_t start_ms, uint64_t end_ms,

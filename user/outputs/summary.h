@@ -17,6 +17,7 @@
 #define CGSTAT_SUMMARY_H
 
 #include <stdint.h>
+#include <stdio.h>
 
 #include "record.h"
 
@@ -54,6 +55,13 @@ void summary__set_messages(struct summary *s, double messages);
  */
 char *summary__to_json(const struct summary *s, uint64_t start_ms, uint64_t end_ms,
 		       const struct cg_health *health);
+
+/*
+ * One line per label to f, what `cgstat -- CMD` says at exit: cores over the run, the shares of
+ * the tasks' time waiting to run, sleeping and blocked, and switches per second. A figure that
+ * is not available is "-".
+ */
+void summary__print_brief(const struct summary *s, FILE *f);
 
 void summary__free(struct summary *s);
 

@@ -129,6 +129,17 @@ static int watch_list_resolve_paths(struct watch_list *w, const struct cg_opts *
 		w->labels[w->nr] = strdup(t->name ? t->name : cgroup_label(mnt, path));
 		if (!w->labels[w->nr])
 			return -ENOMEM;
+		/* a NAME= label against a path's (opts_parse() compared the NAME= ones) */
+		for (j = 0; j < w->nr; j++) {
+			if (!strcmp(w->labels[j], w->labels[w->nr])) {
+				fputs("cgstat: label ", stderr);
+				message_quote(stderr, w->labels[j]);
+				fputs(" is given to two targets\n", stderr);
+				free(w->labels[w->nr]);
+				w->labels[w->nr] = NULL;
+				return -EEXIST;
+			}
+		}
 		if (t->cgroup && !is_cgroup_id(t->cgroup)) {
 			w->paths[w->nr] = strdup(path);
 			if (!w->paths[w->nr])

@@ -195,8 +195,8 @@ static void move_leftovers(const struct command *c)
 		fclose(f);
 	}
 	if (moved) {
-		fprintf(stderr, "cgstat: %d processes of the command still run; moved to cgroup ",
-			moved);
+		fprintf(stderr, "cgstat: %d process%s of the command still run%s; moved to cgroup ",
+			moved, moved == 1 ? "" : "es", moved == 1 ? "s" : "");
 		message_quote(stderr, c->home_label);
 		fputc('\n', stderr);
 	}

@@ -161,6 +161,18 @@ def check_cpu_stat(name, got_ms, usage_ms, reports, rel=ONCPU):
                       below=moved_ms(reports), below_why="the moves in")
 
 
+def wait_file(path, timeout=10):
+    """The text of a file some process writes, once it is there and not empty; raise if it
+    is not within timeout seconds."""
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if os.path.exists(path) and os.path.getsize(path):
+            with open(path) as f:
+                return f.read().strip()
+        time.sleep(0.05)
+    raise RuntimeError("nothing written to %s in %d s" % (path, timeout))
+
+
 def cgroup_usage_ms(path):
     """The kernel's CPU time of everything that ran in a v2 cgroup, from its cpu.stat."""
     return cpu_stat_usage_ms(os.path.join(path, "cpu.stat"))

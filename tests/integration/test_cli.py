@@ -480,14 +480,9 @@ def readme_first_command(args, tmp):
             pane = subprocess.run(["tmux", "capture-pane", "-p", "-J", "-S", "-", "-t", session],
                                   stdout=subprocess.PIPE, check=True).stdout.decode()
             subprocess.run(["tmux", "send-keys", "-t", session, "C-c"], check=True)
-            for _ in range(100):
-                if os.path.exists(rc_path) and os.path.getsize(rc_path):
-                    break
-                time.sleep(0.1)
+            code = h.wait_file(rc_path)
         finally:
             subprocess.run(["tmux", "kill-session", "-t", session], stderr=subprocess.DEVNULL)
-    with open(rc_path) as f:
-        code = f.read().strip()
     h.check(code == "0", "cgstat on a terminal: exit %s after Ctrl-C" % code)
     rows = table_rows(pane, label)
     # the table prints cores to 0.001: half a thousandth of 0.5 s a row

@@ -12,6 +12,7 @@ The command's figures are checked against its cgroup's cpu.stat, read by the com
 its last act (the cgroup is gone once cgstat exits), and the brief summary on stderr against
 the same."""
 
+import contextlib
 import os
 import re
 import signal
@@ -27,6 +28,19 @@ AFTER_READING_MS = 3.0
 
 # What reads the command's cgroup's CPU time: its cpu.stat, found from /proc/self/cgroup.
 CPU_STAT = 'cat "$CGSTAT_TEST_MOUNT$(sed -n "s/^0:://p" /proc/self/cgroup)/cpu.stat"'
+
+
+@contextlib.contextmanager
+def command_pid(pid_file):
+    """The pid the command wrote to pid_file; the process is killed when the block ends."""
+    pid = int(h.wait_file(pid_file))
+    try:
+        yield pid
+    finally:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
 
 
 def made_cgroups(mount):
@@ -149,26 +163,18 @@ def terminal_ctrl_c(args, tmp, mount):
     session = "cgstat-test-%d-cmd" % os.getpid()
     script = os.path.join(work, "count-sigint.sh")
     with open(script, "w") as f:
-        f.write("touch %s; n=0; trap 'n=$((n+1))' INT; while [ $n -eq 0 ]; do :; done; "
+        f.write("echo > %s; n=0; trap 'n=$((n+1))' INT; while [ $n -eq 0 ]; do :; done; "
                 "sleep 0.5; exit $n\n" % started)
     subprocess.run(["tmux", "new-session", "-d", "-s", session, "-x", "200", "-y", "50",
                     "-c", work, "%s -q -o %s -- sh %s; echo $? > %s; sleep 60"
                     % (args.cgstat, os.path.join(work, "out"), script, rc_path)], check=True)
     try:
-        for _ in range(300):
-            if os.path.exists(started):
-                break
-            time.sleep(0.1)
+        h.wait_file(started, 30)
         time.sleep(0.2)
         subprocess.run(["tmux", "send-keys", "-t", session, "C-c"], check=True)
-        for _ in range(200):
-            if os.path.exists(rc_path) and os.path.getsize(rc_path):
-                break
-            time.sleep(0.1)
+        code = h.wait_file(rc_path, 20)
     finally:
         subprocess.run(["tmux", "kill-session", "-t", session], stderr=subprocess.DEVNULL)
-    with open(rc_path) as f:
-        code = f.read().strip()
     h.check(code == "1", "Ctrl-C on a terminal: the command got %s SIGINT (its exit code), "
             "want 1: cgstat did not send it again" % code)
 
@@ -181,12 +187,7 @@ def second_signal(args, tmp, mount):
     cgstat = h.Cgstat(args.cgstat, ["-q", "-i", "0.5", "--", "sh", "-c",
                                     "trap '' TERM; echo $$ > %s; exec sleep 60" % pid_file],
                       env=env())
-    deadline = time.time() + 10
-    while not os.path.exists(pid_file) and time.time() < deadline:
-        time.sleep(0.05)
-    with open(pid_file) as f:
-        pid = int(f.read())
-    try:
+    with command_pid(pid_file) as pid:
         cgstat.proc.send_signal(signal.SIGTERM)
         time.sleep(0.5)
         h.check(cgstat.proc.poll() is None, "second signal: the first went to the command, "
@@ -199,15 +200,10 @@ def second_signal(args, tmp, mount):
         with open("/proc/self/cgroup") as f:
             home = [line for line in f.read().splitlines() if line.startswith("0::")]
         said = "".join(cgstat.stderr_lines)
-        h.check(where == home and "1 processes of the command still run" in said,
+        h.check(where == home and "1 process of the command still runs" in said,
                 "second signal: the command runs on in cgstat's cgroup (%s, cgstat's %s), "
                 "and stderr says so" % (where, home))
         h.check(made_cgroups(mount) == before, "second signal: cgstat's cgroups removed")
-    finally:
-        try:
-            os.kill(pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
 
 
 def cgstat_killed(args, tmp, mount):
@@ -217,12 +213,7 @@ def cgstat_killed(args, tmp, mount):
     before = made_cgroups(mount)
     cgstat = h.Cgstat(args.cgstat, ["-q", "--", "sh", "-c", "echo $$ > %s; exec sleep 60"
                                     % pid_file])
-    deadline = time.time() + 10
-    while not os.path.exists(pid_file) and time.time() < deadline:
-        time.sleep(0.05)
-    with open(pid_file) as f:
-        pid = int(f.read())
-    try:
+    with command_pid(pid_file) as pid:
         h.check(made_cgroups(mount) != before, "SIGKILL: the command's cgroup is there first")
         cgstat.stop(signal.SIGKILL)
         deadline = time.time() + 10
@@ -231,11 +222,6 @@ def cgstat_killed(args, tmp, mount):
         h.check(made_cgroups(mount) == before and os.path.exists("/proc/%d" % pid),
                 "SIGKILL: the janitor removed the cgroups (left: %s), the command runs on"
                 % sorted(made_cgroups(mount) - before))
-    finally:
-        try:
-            os.kill(pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
 
 
 def sudo_user(args, tmp, mount):

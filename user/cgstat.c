@@ -17,6 +17,7 @@
 #include "cgroup.h"
 #include "collector.h"
 #include "command.h"
+#include "compare.h"
 #include "drain.h"
 #include "events.h"
 #include "host.h"
@@ -373,6 +374,9 @@ int main(int argc, char **argv)
 	struct run r = {};
 	int err, status = 1;
 
+	/* a subcommand, unless "--" comes first: `cgstat -- compare` runs a program of that name */
+	if (argc > 1 && !strcmp(argv[1], "compare"))
+		return compare_main(argc - 1, argv + 1, stdout, stderr);
 	sigemptyset(&stop_signals);
 	sigaddset(&stop_signals, SIGINT);
 	sigaddset(&stop_signals, SIGTERM);

@@ -1,0 +1,168 @@
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+"""`cgstat compare`: five runs of a workload against five of one that uses three times the
+threads (clearly more CPU: significant), and against five more of the same workload, each run
+made with `cgstat -- workload`, interleaved so that a drift of the machine falls on every side.
+
+Every figure the comparison prints is checked against the test's own computation from the
+runs' container-summary.json: the medians, and the p-value by enumerating all 252 ways to split
+the ten values into two fives (mid-ranks for ties), two-sided as twice the smaller tail; the
+verdict must be a change exactly where p < 0.05. A same-workload comparison can show a change by
+chance (3.2 % a figure for five runs a side), so there the test asserts that the CPU's change is
+small and that at most a quarter of the figures show one, not that none does. Then the bad
+inputs: a truncated summary and a missing folder are left out with one line each, a side with
+no run is exit 1, no "vs" exit 2."""
+
+import itertools
+import json
+import os
+import statistics
+import subprocess
+import tempfile
+
+import harness as h
+
+RUNS = 5
+ALPHA = 0.05
+
+
+def runs(args, tmp, name, threads):
+    """One run of `steady 1 THREADS` under cgstat -- into tmp/name."""
+    out = os.path.join(tmp, name)
+    subprocess.run([args.cgstat, "-q", "-i", "0.5", "--no-perf", "-o", out, "-n", "w", "--",
+                    args.workload, "steady", "1", str(threads)], check=True,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=60)
+    return out
+
+
+def compare(args, a, b, fmt="json"):
+    p = subprocess.run([args.cgstat, "compare", "--format", fmt] + a + ["vs"] + b,
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60)
+    return p.returncode, p.stdout.decode(), p.stderr.decode()
+
+
+def figures(dirs):
+    """{(container, figure): [values]} from the runs' summaries, as the test reads them."""
+    values = {}
+    for d in dirs:
+        with open(os.path.join(d, "container-summary.json")) as f:
+            summary = json.load(f)
+        groups = dict(summary["containers"], **{"(host)": summary.get("host", {})})
+        for container, obj in groups.items():
+            for key, value in obj.items():
+                if isinstance(value, (int, float)):
+                    values.setdefault((container, key), []).append(float(value))
+    return values
+
+
+def mid_ranks(pooled):
+    order = sorted(range(len(pooled)), key=lambda i: pooled[i])
+    ranks = [0.0] * len(pooled)
+    i = 0
+    while i < len(order):
+        j = i
+        while j < len(order) and pooled[order[j]] == pooled[order[i]]:
+            j += 1
+        for k in range(i, j):
+            ranks[order[k]] = (i + 1 + j) / 2
+        i = j
+    return ranks
+
+
+def brute_force_p(a, b):
+    """Two-sided Mann-Whitney p by enumerating every split of the pooled values."""
+    ranks = mid_ranks(a + b)
+    observed = sum(ranks[:len(a)])
+    sums = [sum(ranks[i] for i in chosen)
+            for chosen in itertools.combinations(range(len(ranks)), len(a))]
+    below = sum(1 for s in sums if s <= observed + 1e-9) / len(sums)
+    above = sum(1 for s in sums if s >= observed - 1e-9) / len(sums)
+    return min(1.0, 2 * min(below, above))
+
+
+def check_rows(what, rows, side_a, side_b):
+    """Each row's medians and p against the test's own; returns {(container, figure): row}."""
+    want_a, want_b = figures(side_a), figures(side_b)
+    bad = []
+    by_key = {}
+    for r in rows:
+        key = (r["container"], r["metric"])
+        by_key[key] = r
+        a, b = want_a.get(key, []), want_b.get(key, [])
+        if r["a"]["n"] != len(a) or r["b"]["n"] != len(b):
+            bad.append("%s n %d+%d, want %d+%d" % (key, r["a"]["n"], r["b"]["n"], len(a),
+                                                   len(b)))
+            continue
+        if not a or not b:
+            continue
+        p = brute_force_p(a, b)
+        if (abs(r["a"]["median"] - statistics.median(a)) > 1e-9 * abs(statistics.median(a))
+                or abs(r["b"]["median"] - statistics.median(b)) > 1e-9 * abs(statistics.median(b))
+                or abs(r["p"] - p) > 1e-9 or r["significant"] != (p < ALPHA)):
+            bad.append("%s: medians %s %s p %.6f significant %s, want %s %s p %.6f"
+                       % (key, r["a"]["median"], r["b"]["median"], r["p"], r["significant"],
+                          statistics.median(a), statistics.median(b), p))
+    h.check(not bad and len(rows) == len(set(want_a) | set(want_b)),
+            "%s: %d figures, each median and p as the test computes them%s"
+            % (what, len(rows), (": " + "; ".join(bad[:5])) if bad else ""))
+    return by_key
+
+
+def main():
+    args = h.parse_args()
+    tmp = tempfile.mkdtemp(prefix="cgstat-compare-")
+    h.scratch_path(tmp)
+    side_a, side_b, side_a2 = [], [], []
+    for i in range(RUNS):
+        side_a.append(runs(args, tmp, "a%d" % i, 1))
+        side_b.append(runs(args, tmp, "b%d" % i, 3))
+        side_a2.append(runs(args, tmp, "same%d" % i, 1))
+
+    code, out, err = compare(args, side_a, side_b)
+    h.check(code == 0 and not err, "1 thread vs 3: exit %d, stderr %r" % (code, err))
+    rows = check_rows("1 thread vs 3", json.loads(out)["rows"], side_a, side_b)
+    cpus = rows[("w", "cpus")]
+    h.check(cpus["significant"] and cpus["changePercent"] > 50 and cpus["p"] < 0.01,
+            "1 thread vs 3: cpus %+.1f %% (p=%.3f), a significant rise"
+            % (cpus["changePercent"], cpus["p"]))
+    code, text, _ = compare(args, side_a, side_b, "text")
+    line = [ln for ln in text.splitlines() if ln.startswith("cpus ")]
+    h.check(code == 0 and len(line) == 1 and "%+.2f%% (p=%.3f n=5+5)" % (
+        cpus["changePercent"], cpus["p"]) in line[0],
+            "1 thread vs 3, text: the cpus line says the change and p: %r" % line)
+
+    code, out, err = compare(args, side_a, side_a2)
+    rows = check_rows("the same workload", json.loads(out)["rows"], side_a, side_a2)
+    cpus = rows[("w", "cpus")]
+    changed = [k for k, r in rows.items() if r["significant"]]
+    h.check(code == 0 and abs(cpus["changePercent"]) < 15 and len(changed) <= len(rows) / 4,
+            "the same workload: cpus %+.1f %% (p=%.3f); figures with a change: %s"
+            % (cpus["changePercent"], cpus["p"], changed))
+
+    # a run killed while writing its summary, and a folder that is not there: left out
+    truncated = os.path.join(tmp, "a0", "container-summary.json")
+    with open(truncated) as f:
+        text = f.read()
+    with open(truncated, "w") as f:
+        f.write(text[:len(text) // 2])
+    missing = os.path.join(tmp, "no-such-run")
+    code, out, err = compare(args, side_a + [missing], side_b)
+    lines = err.splitlines()
+    rows = json.loads(out)["rows"] if code == 0 else []
+    n_a = {r["a"]["n"] for r in rows if r["container"] == "w"}
+    h.check(code == 0 and len(lines) == 2 and "a0" in lines[0] and "cut short" in lines[0]
+            and missing in lines[1] and n_a == {RUNS - 1},
+            "a truncated summary and a missing folder: exit %d, n of A %s, stderr %r"
+            % (code, n_a, err))
+    code, out, err = compare(args, [missing], side_b)
+    h.check(code == 1 and "side A has no run" in err, "no readable run on a side: exit %d, %r"
+            % (code, err))
+    p = subprocess.run([args.cgstat, "compare"] + side_a, stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE)
+    h.check(p.returncode == 2 and p.stderr.startswith(b'cgstat: compare: no "vs"')
+            and not p.stdout, "no \"vs\": exit %d before reading any run: %r"
+            % (p.returncode, p.stderr))
+    h.done()
+
+
+if __name__ == "__main__":
+    main()

@@ -134,42 +134,6 @@ static int add_figures(struct comparison *c, int side, const char *container, co
 	return 0;
 }
 
-static char *read_file(const char *path, int *err)
-{
-	size_t len = 0, cap = 0, n;
-	char *text = NULL, *grown;
-	FILE *f;
-
-	f = fopen(path, "re");
-	if (!f) {
-		*err = -errno;
-		return NULL;
-	}
-	do {
-		if (cap - len < 4096) {
-			cap = cap ? 2 * cap : 65536;
-			grown = realloc(text, cap + 1);
-			if (!grown) {
-				free(text);
-				fclose(f);
-				*err = -ENOMEM;
-				return NULL;
-			}
-			text = grown;
-		}
-		n = fread(text + len, 1, cap - len, f);
-		len += n;
-	} while (n > 0);
-	*err = ferror(f) ? -EIO : 0;
-	fclose(f);
-	if (*err) {
-		free(text);
-		return NULL;
-	}
-	text[len] = '\0';
-	return text;
-}
-
 /*
  * One run's container-summary.json into side. A folder without one, or with one that is not
  * whole JSON (a run that was killed), is said on err and left out: 0, or -ENOMEM.
@@ -183,7 +147,7 @@ static int add_run(struct comparison *c, int side, const char *dir, FILE *err)
 	int ret;
 
 	snprintf(path, sizeof(path), "%s/container-summary.json", dir);
-	text = read_file(path, &ret);
+	text = text_read_file(path, NULL, &ret);
 	if (!text) {
 		if (ret == -ENOMEM)
 			return ret;
@@ -460,16 +424,6 @@ static int write_json(FILE *f, const struct row *rows, int nr, const struct comp
 	return 0;
 }
 
-/* Markdown: one table per container; a | in a label or figure is escaped. */
-static void md_text(FILE *f, const char *s)
-{
-	for (; *s; s++) {
-		if (*s == '|' || *s == '\\' || *s == '`' || *s == '*' || *s == '_')
-			fputc('\\', f);
-		fputc(*s == '\n' ? ' ' : *s, f);
-	}
-}
-
 static void write_md(FILE *f, const struct row *rows, int nr)
 {
 	char a[CELL], b[CELL], ch[CELL];
@@ -481,14 +435,14 @@ static void write_md(FILE *f, const struct row *rows, int nr)
 		if (!container || strcmp(container, r->s->container)) {
 			container = r->s->container;
 			fputs(i ? "\n### " : "### ", f);
-			md_text(f, container);
+			md_field(f, container);
 			fputs("\n\n| figure | A | B | change |\n| --- | --- | --- | --- |\n", f);
 		}
 		side_cell(a, sizeof(a), &r->side[0]);
 		side_cell(b, sizeof(b), &r->side[1]);
 		change_cell(ch, sizeof(ch), r);
 		fputs("| ", f);
-		md_text(f, r->s->metric);
+		md_field(f, r->s->metric);
 		fprintf(f, " | %s | %s | %s |\n", a, b, ch);
 	}
 }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include <errno.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "text.h"
@@ -17,11 +18,7 @@ int stdio_flush(FILE *f)
 	return 0;
 }
 
-/*
- * A field a spreadsheet would take for a formula (OWASP's CSV injection list): it is written
- * quoted, after a ', which makes it text there.
- */
-static bool formula_like(const char *s)
+bool csv_formula_like(const char *s)
 {
 	return *s && strchr("=+-@\t\r", *s);
 }
@@ -32,7 +29,7 @@ static bool needs_quotes(const char *s)
 
 	if (len && (s[0] == ' ' || s[len - 1] == ' '))
 		return true;
-	return formula_like(s) || strpbrk(s, ",\"\r\n") != NULL;
+	return csv_formula_like(s) || strpbrk(s, ",\"\r\n") != NULL;
 }
 
 void csv_field(FILE *f, const char *s)
@@ -44,7 +41,7 @@ void csv_field(FILE *f, const char *s)
 		return;
 	}
 	fputc('"', f);
-	if (formula_like(s))
+	if (csv_formula_like(s))
 		fputc('\'', f);
 	while ((quote = strchr(s, '"'))) {
 		/* The quote goes out with the run before it, then once more to double it. */
@@ -120,5 +117,52 @@ void csv_fields(FILE *f, const char *const *names, int nr)
 		if (i)
 			csv_sep(f);
 		csv_field(f, names[i]);
+	}
+}
+
+char *text_read_file(const char *path, size_t *len_out, int *err)
+{
+	size_t len = 0, cap = 0, n;
+	char *text = NULL, *grown;
+	FILE *f;
+
+	f = fopen(path, "re");
+	if (!f) {
+		*err = -errno;
+		return NULL;
+	}
+	do {
+		if (cap - len < 4096) {
+			cap = cap ? 2 * cap : 65536;
+			grown = realloc(text, cap + 1);
+			if (!grown) {
+				free(text);
+				fclose(f);
+				*err = -ENOMEM;
+				return NULL;
+			}
+			text = grown;
+		}
+		n = fread(text + len, 1, cap - len, f);
+		len += n;
+	} while (n > 0);
+	*err = ferror(f) ? -EIO : 0;
+	fclose(f);
+	if (*err) {
+		free(text);
+		return NULL;
+	}
+	text[len] = '\0';
+	if (len_out)
+		*len_out = len;
+	return text;
+}
+
+void md_field(FILE *f, const char *s)
+{
+	for (; *s; s++) {
+		if (strchr("|\\`*_<>[]", *s))
+			fputc('\\', f);
+		fputc(*s == '\n' || *s == '\r' ? ' ' : *s, f);
 	}
 }

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
  * Writing text, for every output and knowing none of their figures: CSV fields (RFC 4180
- * quoting), numbers with a given number of decimals, and stdio's error handling. The writers
+ * quoting), Markdown cells, numbers with a given number of decimals, and stdio's error
+ * handling; and reading a whole file back, for the commands that read outputs. The writers
  * return nothing: a stream keeps its error flag once a write on it fails, so a writer checks
  * it once, where it flushes or commits what it wrote (stdio_flush()). Rows end in "\n"; labels
  * are bytes and pass through unchanged, whatever their encoding.
@@ -20,6 +21,12 @@
  */
 void csv_field(FILE *f, const char *s);
 
+/*
+ * Whether a spreadsheet would take s for a formula (OWASP's CSV injection list: it starts with
+ * = + - @ TAB or CR): csv_field() writes it after a ', which makes it text there.
+ */
+bool csv_formula_like(const char *s);
+
 /* The separator before every field but a row's first. */
 void csv_sep(FILE *f);
 
@@ -36,6 +43,15 @@ void csv_fields(FILE *f, const char *const *names, int nr);
 
 /* -errno for the stdio call that just failed on f: -EIO when stdio left errno at 0. */
 int stdio_error(void);
+
+/*
+ * A whole file, NUL-terminated (its length in *len when len is not NULL), malloc'd; NULL with
+ * -errno in *err (which is 0 on success).
+ */
+char *text_read_file(const char *path, size_t *len, int *err);
+
+/* s as text in a Markdown table cell: its markup characters escaped, line breaks as spaces. */
+void md_field(FILE *f, const char *s);
 
 /* fflush, and report any write on f that failed since it was opened: 0 or -errno. */
 int stdio_flush(FILE *f);

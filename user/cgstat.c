@@ -18,6 +18,7 @@
 #include "collector.h"
 #include "command.h"
 #include "compare.h"
+#include "report.h"
 #include "drain.h"
 #include "events.h"
 #include "host.h"
@@ -374,9 +375,11 @@ int main(int argc, char **argv)
 	struct run r = {};
 	int err, status = 1;
 
-	/* a subcommand, unless "--" comes first: `cgstat -- compare` runs a program of that name */
+	/* a subcommand, unless "--" comes first: `cgstat -- report` runs a program of that name */
 	if (argc > 1 && !strcmp(argv[1], "compare"))
 		return compare_main(argc - 1, argv + 1, stdout, stderr);
+	if (argc > 1 && !strcmp(argv[1], "report"))
+		return report_main(argc - 1, argv + 1, stderr);
 	sigemptyset(&stop_signals);
 	sigaddset(&stop_signals, SIGINT);
 	sigaddset(&stop_signals, SIGTERM);

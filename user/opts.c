@@ -56,6 +56,7 @@ static const struct option long_options[] = {
 static const char usage_text[] =
 	"Usage: cgstat [OPTION]... [--] [CMD [ARG]...]\n"
 	"       cgstat compare [--format text|csv|json|md] DIR... vs DIR...\n"
+	"       cgstat report DIR\n"
 	"Per-cgroup scheduler statistics from eBPF: time on CPU, waiting to run, sleeping and\n"
 	"blocked, context switches, migrations and perf counters, reported every interval.\n"
 	"With CMD, it runs in a cgroup of its own, which is watched; the run ends when the cgroup\n"
@@ -88,7 +89,8 @@ static const char usage_text[] =
 	"\n"
 	"compare: the runs in the output folders before \"vs\" against those after, per\n"
 	"container and figure of their summaries: medians, 95 % intervals, the change and\n"
-	"the Mann-Whitney U test's p (a change shows only where p < 0.05, else ~).\n";
+	"the Mann-Whitney U test's p (a change shows only where p < 0.05, else ~).\n"
+	"report: DIR/report.md (the run's tables) and DIR/report.html (its figures plotted).\n";
 
 /*
  * Prints "cgstat: " BEFORE 'VALUE' AFTER as one line. Control bytes in VALUE are escaped, so

@@ -161,6 +161,16 @@ def check_cpu_stat(name, got_ms, usage_ms, reports, rel=ONCPU):
                       below=moved_ms(reports), below_why="the moves in")
 
 
+# A shell line that prints the cpu.stat of the cgroup it runs in: for a command run by
+# `cgstat -- CMD`, whose cgroup is gone once cgstat exits (see command_env()).
+CPU_STAT_OF_SELF = 'cat "$CGSTAT_TEST_MOUNT$(sed -n "s/^0:://p" /proc/self/cgroup)/cpu.stat"'
+
+
+def command_env():
+    """The environment for a command that uses CPU_STAT_OF_SELF."""
+    return dict(os.environ, CGSTAT_TEST_MOUNT=v2_mount())
+
+
 def wait_file(path, timeout=10):
     """The text of a file some process writes, once it is there and not empty; raise if it
     is not within timeout seconds."""

@@ -26,8 +26,7 @@ import harness as h
 # +0.2 to +1.4 ms seen in 4 runs here (cat's exit is most of it)
 AFTER_READING_MS = 3.0
 
-# What reads the command's cgroup's CPU time: its cpu.stat, found from /proc/self/cgroup.
-CPU_STAT = 'cat "$CGSTAT_TEST_MOUNT$(sed -n "s/^0:://p" /proc/self/cgroup)/cpu.stat"'
+CPU_STAT = h.CPU_STAT_OF_SELF
 
 
 @contextlib.contextmanager
@@ -48,10 +47,6 @@ def made_cgroups(mount):
     return {e for e in os.listdir(mount) if re.fullmatch(r"cgstat-\d+", e)}
 
 
-def env():
-    return dict(os.environ, CGSTAT_TEST_MOUNT=h.v2_mount())
-
-
 def brief_cores(stderr, label):
     """The cores of label's line in the summary cgstat prints at exit."""
     m = re.search(r"^cgstat: '%s': ([0-9.]+) cores over" % re.escape(label), stderr, re.M)
@@ -59,7 +54,7 @@ def brief_cores(stderr, label):
 
 
 def run(args, cgstat_args, command, out, extra_env=None, timeout=120):
-    e = env()
+    e = h.command_env()
     e.update(extra_env or {})
     p = subprocess.run([args.cgstat, "-q", "-i", "0.5", "-o", out] + cgstat_args + ["--"] +
                        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=e,
@@ -143,7 +138,7 @@ def forwarded(args, tmp, mount):
     usage_file = os.path.join(tmp, "forwarded.usage")
     cgstat = h.Cgstat(args.cgstat, ["-q", "-i", "30", "--", "sh", "-c",
                                     "trap '%s > %s; exit 7' TERM; while :; do :; done"
-                                    % (CPU_STAT, usage_file)], env=env())
+                                    % (CPU_STAT, usage_file)], env=h.command_env())
     time.sleep(1)
     code = cgstat.stop(signal.SIGTERM, timeout=20)
     h.check(code == 7, "SIGTERM forwarded: exit code %d, want the command's 7" % code)
@@ -186,7 +181,7 @@ def second_signal(args, tmp, mount):
     before = made_cgroups(mount)
     cgstat = h.Cgstat(args.cgstat, ["-q", "-i", "0.5", "--", "sh", "-c",
                                     "trap '' TERM; echo $$ > %s; exec sleep 60" % pid_file],
-                      env=env())
+                      env=h.command_env())
     with command_pid(pid_file) as pid:
         cgstat.proc.send_signal(signal.SIGTERM)
         time.sleep(0.5)

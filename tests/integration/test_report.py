@@ -1,0 +1,186 @@
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+"""`cgstat report DIR`, checked as a person would look at it: a real run's folder (a workload
+under `cgstat -- CMD`, beside the whole tree with -c) is reported, headless Chromium loads
+report.html with the network off, takes a screenshot, and dumps the DOM the page's scripts
+left: no script error, every chart drawn by dygraphs (its canvases) with data, one line per
+container. The charts' own data, embedded in the page, is checked against the kernel: the
+workload's cores times each interval add up to its cgroup's cpu.stat, read by the command as
+its last act. report.md's CPUs of the workload against the same, over the run's duration.
+Then a folder with a file missing and one cut short (a partial report, said on stderr), a label
+that tries to close the page's script, and an empty folder (exit 1)."""
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+
+import harness as h
+
+# report.md prints CPUs to 2 decimals: half a hundredth of a core over the run
+MD_ROUNDING_CORES = 0.005
+
+
+def chromium(html, *args):
+    """Headless Chromium on a local file, scripts run to their end (virtual time), no
+    network: its stdout."""
+    p = subprocess.run(["chromium", "--headless", "--no-sandbox", "--disable-gpu",
+                        "--virtual-time-budget=10000", "--proxy-server=127.0.0.1:9",
+                        *args, "file://" + html], stdout=subprocess.PIPE,
+                       stderr=subprocess.DEVNULL, timeout=120)
+    return p.stdout.decode(errors="replace")
+
+
+def look(html, what):
+    """Screenshot and DOM of the page; the DOM's charts as (lines, points, canvases)."""
+    shot = html + ".png"
+    chromium(html, "--window-size=1200,3000", "--screenshot=" + shot)
+    with open(shot, "rb") as f:
+        png = f.read()
+    h.check(png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 20000,
+            "%s: Chromium took a screenshot (%d bytes)" % (what, len(png)))
+    dom = chromium(html, "--dump-dom")
+    body = re.search(r"<body([^>]*)>", dom)
+    attrs = dict(re.findall(r'data-(\w+)="([^"]*)"', body.group(1))) if body else {}
+    errors = re.search(r'<pre id="errors">(.*?)</pre>', dom, re.S)
+    charts = []
+    for m in re.finditer(r'<div class="chart" data-points="(\d+)" data-lines="(\d+)"(.*?)'
+                         r'(?=<h2>|<div class="chart"|</div>\s*<script)', dom, re.S):
+        charts.append((int(m.group(2)), int(m.group(1)), m.group(3).count("<canvas")))
+    return attrs, (errors.group(1).strip() if errors else "no error element"), charts
+
+
+def embedded(html):
+    with open(html) as f:
+        text = f.read()
+    m = re.search(r"var REPORT = (\{.*?\});\n", text, re.S)
+    return json.loads(m.group(1))
+
+
+def real_run(args, tmp):
+    out = os.path.join(tmp, "run")
+    usage_file = os.path.join(tmp, "usage")
+    with h.scratch_cgroup("report-beside") as beside:
+        code = subprocess.run(
+            [args.cgstat, "-q", "-i", "0.5", "-o", out, "-c", "beside=" + beside, "-n", "w",
+             "--", "sh", "-c", "%s steady 3 2 >/dev/null; %s > %s"
+             % (args.workload, h.CPU_STAT_OF_SELF, usage_file)],
+            env=h.command_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            timeout=120).returncode
+    h.check(code == 0, "the run: exit %d" % code)
+    return out, h.cpu_stat_usage_ms(usage_file)
+
+
+def check_report(args, out, usage_ms):
+    p = subprocess.run([args.cgstat, "report", out], stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE)
+    h.check(p.returncode == 0 and not p.stderr and not p.stdout,
+            "report of a whole run: exit %d, stderr %r" % (p.returncode, p.stderr))
+    html = os.path.join(out, "report.html")
+    attrs, errors, charts = look(html, "whole run")
+    nr = int(attrs.get("charts", -1))
+    empty = [i for i, (lines, points, canvases) in enumerate(charts)
+             if points == 0 or canvases == 0]
+    h.check(nr == 10 and attrs.get("drawn") == "10" and len(charts) == 10 and not empty
+            and "errors" not in attrs and not errors,
+            "whole run: %s charts drawn of %s, each with data and a canvas (without: %s), "
+            "script errors %r" % (attrs.get("drawn"), nr, empty, errors))
+    data = embedded(html)
+    cores = [c for c in data["charts"] if c["title"] == "CPU cores"][0]
+    h.check(cores["labels"] == ["time", "beside", "w"],
+            "CPU cores: one line per container: %s" % cores["labels"][1:])
+
+    # the workload's cores times each row's interval, against its cgroup's cpu.stat
+    with open(os.path.join(out, "container-summary.json")) as f:
+        summary = json.load(f)
+    start = summary["measurement"]["startEpochMillis"]
+    column = cores["labels"].index("w")
+    got, previous = 0.0, start
+    for row in cores["rows"]:
+        if row[column] is not None:
+            got += row[column] * (row[0] - previous)
+        previous = row[0]
+    rows = len(cores["rows"])
+    # cpuCores has 3 decimals: half a thousandth of each row's interval
+    h.check_time("report.html: w's cores * interval vs cpu.stat", got, usage_ms, h.ONCPU,
+                 tail=3.0 + 0.25 * rows, why="the command's work after its reading and the "
+                 "rounding", below=0.25 * rows, below_why="the rounding")
+
+    with open(os.path.join(out, "report.md")) as f:
+        md = f.read()
+    row = re.search(r"^\| w \| ([0-9.]+) \|", md, re.M)
+    seconds = summary["measurement"]["durationSeconds"]
+    h.check(row is not None and "## Scheduling (cgstat)" in md and "**Host:**" in md,
+            "report.md: the host line, the tables, and w's row")
+    if row:
+        h.check_time("report.md: w's CPUs * run vs cpu.stat", float(row.group(1)) * seconds *
+                     1e3, usage_ms, h.ONCPU, tail=3.0 + MD_ROUNDING_CORES * seconds * 1e3,
+                     why="the work after the reading and the rounding",
+                     below=MD_ROUNDING_CORES * seconds * 1e3, below_why="the rounding")
+
+
+def partial(args, out, tmp):
+    """sched-stats.csv gone, container-stats.csv cut inside a row: the rest is reported."""
+    cut = os.path.join(tmp, "cut")
+    shutil.copytree(out, cut)
+    os.unlink(os.path.join(cut, "sched-stats.csv"))
+    for name in ("report.md", "report.html", "report.html.png"):
+        os.unlink(os.path.join(cut, name))
+    path = os.path.join(cut, "container-stats.csv")
+    with open(path) as f:
+        text = f.read()
+    with open(path, "w") as f:
+        f.write(text[:-7])
+    p = subprocess.run([args.cgstat, "report", cut], stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE)
+    err = p.stderr.decode()
+    h.check(p.returncode == 0 and err.count("\n") == 2 and "sched-stats.csv" in err
+            and "cut short" in err,
+            "a file missing and one cut short: exit %d, one line each: %r" % (p.returncode, err))
+    with open(os.path.join(cut, "report.md")) as f:
+        md = f.read()
+    h.check("Not in this report" in md and "sched-stats.csv" in md,
+            "report.md says what it lacks")
+    attrs, errors, charts = look(os.path.join(cut, "report.html"), "partial")
+    h.check(attrs.get("charts") == "5" and attrs.get("drawn") == "5" and not errors
+            and all(points > 0 and canvases > 0 for _, points, canvases in charts),
+            "partial: the 5 charts of the files left drawn with data (%s), no script error %r"
+            % (charts, errors))
+
+
+def hostile_label(args, tmp):
+    """A label that would close the page's script and open an element of its own."""
+    out = os.path.join(tmp, "hostile")
+    label = "</script><h1 id=owned>x"
+    subprocess.run([args.cgstat, "-q", "-i", "0.2", "-o", out, "-n", label, "--",
+                    "sleep", "0.5"], check=True, stdout=subprocess.DEVNULL,
+                   stderr=subprocess.DEVNULL, timeout=60)
+    subprocess.run([args.cgstat, "report", out], check=True)
+    html = os.path.join(out, "report.html")
+    attrs, errors, charts = look(html, "hostile label")
+    dom = chromium(html, "--dump-dom")
+    h.check(not errors and attrs.get("drawn") == attrs.get("charts") and 'id="owned"' not in dom
+            and any(label in c["labels"] for c in embedded(html)["charts"]),
+            "a label holding </script>: the page has it as data, no element of its own, "
+            "no script error %r" % errors)
+
+
+def main():
+    args = h.parse_args()
+    tmp = tempfile.mkdtemp(prefix="cgstat-report-")
+    h.scratch_path(tmp)
+    out, usage_ms = real_run(args, tmp)
+    check_report(args, out, usage_ms)
+    partial(args, out, tmp)
+    hostile_label(args, tmp)
+    empty = os.path.join(tmp, "empty")
+    os.mkdir(empty)
+    p = subprocess.run([args.cgstat, "report", empty], stderr=subprocess.PIPE)
+    h.check(p.returncode == 1 and b"nothing in the folder" in p.stderr,
+            "an empty folder: exit %d, %r" % (p.returncode, p.stderr[-200:]))
+    h.done()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,607 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <errno.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <cjson/cJSON.h>
+
+#include "csv_reader.h"
+#include "message.h"
+#include "report.h"
+#include "text.h"
+#include "util.h"
+
+/* The files of an output folder the report reads. */
+enum report_file {
+	FILE_CONTAINER,
+	FILE_SCHED,
+	FILE_HOST,
+	NR_FILES,
+};
+
+static const char *const file_names[NR_FILES] = {
+	[FILE_CONTAINER] = "container-stats.csv",
+	[FILE_SCHED] = "sched-stats.csv",
+	[FILE_HOST] = "host-io.csv",
+};
+
+/*
+ * One chart: from file, per container (or, for the host, one line per matching column), the
+ * value of column (plus column2's) as written, or per second of its interval.
+ */
+struct chart {
+	const char *title;
+	const char *unit;
+	enum report_file file;
+	const char *column;  /* a column; for the host, a suffix every plotted column ends in */
+	const char *column2; /* added to column, or NULL */
+	bool per_second;     /* the column is an amount over the interval */
+};
+
+static const struct chart charts[] = {
+	{ "CPU cores", "cores", FILE_CONTAINER, "cpuCores", NULL, false },
+	{ "Run-queue wait", "ms/s", FILE_SCHED, "runqWaitMillis", NULL, true },
+	{ "Run-queue wait p99", "µs", FILE_SCHED, "runqP99Micros", NULL, false },
+	{ "Off-CPU sleeping", "ms/s", FILE_SCHED, "offCpuSleepMillis", NULL, true },
+	{ "Off-CPU blocked (D)", "ms/s", FILE_SCHED, "offCpuBlockedMillis", NULL, true },
+	{ "Context switches", "1/s", FILE_CONTAINER, "voluntarySwitchesPerSecond",
+	  "involuntarySwitchesPerSecond", false },
+	{ "Migrations", "1/s", FILE_SCHED, "migrations", NULL, true },
+	/* the host's: "cpu" plots the columns that start so, a suffix the disks' that end so */
+	{ "Host CPU busy and iowait", "%", FILE_HOST, "cpu", NULL, false },
+	{ "Host disk throughput", "MB/s", FILE_HOST, "MBps", NULL, false },
+	{ "Host disk busy", "%", FILE_HOST, "BusyPercent", NULL, false },
+};
+
+struct report {
+	const char *dir;
+	struct csv_table *tables[NR_FILES];
+	cJSON *summary;
+	uint64_t start_ms; /* from the summary; 0 without one (the first row has no rate then) */
+	FILE *err;
+	char missing[1024]; /* what the report lacks, for report.md */
+};
+
+static void say_missing(struct report *r, const char *file, const char *why)
+{
+	char path[4096];
+
+	snprintf(path, sizeof(path), "%s/%s", r->dir, file);
+	fputs("cgstat: report: ", r->err);
+	message_quote(r->err, path);
+	fprintf(r->err, ": %s\n", why);
+	snprintf(r->missing + strlen(r->missing), sizeof(r->missing) - strlen(r->missing),
+		 "%s%s (%s)", *r->missing ? "; " : "", file, why);
+}
+
+static void read_inputs(struct report *r)
+{
+	char path[4096];
+	size_t len;
+	char *text;
+	int err;
+
+	for (int i = 0; i < NR_FILES; i++) {
+		snprintf(path, sizeof(path), "%s/%s", r->dir, file_names[i]);
+		text = text_read_file(path, &len, &err);
+		if (!text) {
+			say_missing(r, file_names[i], strerror(-err));
+			continue;
+		}
+		r->tables[i] = csv_table_parse(text, len);
+		free(text);
+		if (!r->tables[i])
+			say_missing(r, file_names[i], "no header: empty or not CSV");
+		else if (r->tables[i]->truncated)
+			say_missing(r, file_names[i], "its last row is cut short and left out");
+	}
+	snprintf(path, sizeof(path), "%s/container-summary.json", r->dir);
+	text = text_read_file(path, NULL, &err);
+	if (!text) {
+		say_missing(r, "container-summary.json", strerror(-err));
+		return;
+	}
+	r->summary = cJSON_Parse(text);
+	free(text);
+	if (!cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(r->summary, "containers"))) {
+		say_missing(r, "container-summary.json", "not whole JSON: was the run cut short?");
+		cJSON_Delete(r->summary);
+		r->summary = NULL;
+	}
+}
+
+static double json_number(const cJSON *obj, const char *key)
+{
+	const cJSON *item = cJSON_GetObjectItemCaseSensitive(obj, key);
+
+	return cJSON_IsNumber(item) ? item->valuedouble : NAN;
+}
+
+/* A figure in a Markdown cell: "–" when it is not there. */
+static void md_number(FILE *f, double v, int decimals)
+{
+	if (isnan(v))
+		fputs(" – |", f);
+	else
+		fprintf(f, " %.*f |", decimals, v);
+}
+
+struct md_column {
+	const char *head;
+	const char *key;  /* in the container's summary object, or NULL: computed */
+	const char *key2; /* added to key's value when present */
+	int decimals;
+};
+
+/* The run-queue share: its waits against all its tasks' time (on CPU, waiting, off CPU). */
+static double runq_share(const cJSON *c)
+{
+	double runq = json_number(c, "runqWaitMillisPerSecond");
+	double all = 1000 * json_number(c, "cpus") + runq +
+		     json_number(c, "offCpuSleepMillisPerSecond") +
+		     json_number(c, "offCpuBlockedMillisPerSecond");
+	double stolen = json_number(c, "stolenMillisPerSecond");
+
+	if (!isnan(stolen))
+		all += stolen;
+	return all > 0 ? 100 * runq / all : NAN;
+}
+
+static double md_value(const cJSON *c, const struct md_column *col)
+{
+	double v, v2;
+
+	if (!col->key)
+		return runq_share(c);
+	v = json_number(c, col->key);
+	if (col->key2) {
+		v2 = json_number(c, col->key2);
+		/* page faults: perf's count when it was taken, else the threads' own */
+		if (!strcmp(col->key, "pageFaultsPerSecond"))
+			return isnan(v) ? json_number(c, "minorPageFaultsPerSecond") + v2 : v;
+		v = isnan(v) || isnan(v2) ? NAN : v + v2;
+	}
+	return v;
+}
+
+static void md_table(FILE *f, const cJSON *containers, const char *title,
+		     const struct md_column *cols, int nr)
+{
+	const cJSON *c;
+	int i;
+
+	fprintf(f, "\n## %s\n\n| container |", title);
+	for (i = 0; i < nr; i++)
+		fprintf(f, " %s |", cols[i].head);
+	fputs("\n| --- |", f);
+	for (i = 0; i < nr; i++)
+		fputs(" ---: |", f);
+	fputc('\n', f);
+	cJSON_ArrayForEach(c, containers)
+	{
+		fputs("| ", f);
+		md_field(f, c->string);
+		fputs(" |", f);
+		for (i = 0; i < nr; i++)
+			md_number(f, md_value(c, &cols[i]), cols[i].decimals);
+		fputc('\n', f);
+	}
+}
+
+static const struct md_column pulsar_columns[] = {
+	{ "CPUs", "cpus", NULL, 2 },
+	{ "CPU s / M msgs", "cpuSecondsPerMillionMessages", NULL, 2 },
+	{ "vol. switches/s", "voluntarySwitchesPerSecond", NULL, 0 },
+	{ "invol. switches/s", "involuntarySwitchesPerSecond", NULL, 0 },
+	{ "migrations/s", "migrationsPerSecond", NULL, 0 },
+	{ "page faults/s", "pageFaultsPerSecond", "majorPageFaultsPerSecond", 0 },
+};
+
+static const struct md_column counter_columns[] = {
+	{ "GHz", "ghz", NULL, 2 },
+	{ "IPC", "instructionsPerCycle", NULL, 2 },
+	{ "LLC MPKI", "llcMissesPerKiloInstructions", NULL, 2 },
+	{ "LLC miss %", "llcMissPercent", NULL, 1 },
+};
+
+static const struct md_column own_columns[] = {
+	{ "run-queue share %", NULL, NULL, 1 },
+	{ "run-queue p99 µs", "runqP99Micros", NULL, 0 },
+	{ "off-CPU sleeping ms/s", "offCpuSleepMillisPerSecond", NULL, 0 },
+	{ "off-CPU blocked ms/s", "offCpuBlockedMillisPerSecond", NULL, 0 },
+};
+
+static void format_time(char *buf, size_t len, double epoch_ms)
+{
+	time_t t = (time_t)(epoch_ms / 1000);
+	struct tm tm;
+
+	if (isnan(epoch_ms) || !gmtime_r(&t, &tm) ||
+	    !strftime(buf, len, "%Y-%m-%d %H:%M:%S UTC", &tm))
+		snprintf(buf, len, "?");
+}
+
+static void write_md(FILE *f, const struct report *r)
+{
+	const cJSON *m = cJSON_GetObjectItemCaseSensitive(r->summary, "measurement");
+	const cJSON *host = cJSON_GetObjectItemCaseSensitive(r->summary, "host");
+	const cJSON *containers = cJSON_GetObjectItemCaseSensitive(r->summary, "containers");
+	const cJSON *item;
+	char from[64], to[64];
+
+	fputs("# cgstat run report\n\n", f);
+	fputs("Folder: ", f);
+	md_field(f, r->dir);
+	fputs("\n", f);
+	if (*r->missing) {
+		fputs("\nNot in this report: ", f);
+		md_field(f, r->missing);
+		fputs("\n", f);
+	}
+	if (!r->summary)
+		return;
+	format_time(from, sizeof(from), json_number(m, "startEpochMillis"));
+	format_time(to, sizeof(to), json_number(m, "endEpochMillis"));
+	fprintf(f, "\nRun: %s to %s, %.1f s.\n\n**Host:**", from, to,
+		json_number(m, "durationSeconds"));
+	cJSON_ArrayForEach(item, host)
+	{
+		if (cJSON_IsNumber(item))
+			fprintf(f, "%s %s %.1f", item == host->child ? "" : ",", item->string,
+				item->valuedouble);
+	}
+	fputs("\n", f);
+	md_table(f, containers, "Containers", pulsar_columns, ARRAY_SIZE(pulsar_columns));
+	md_table(f, containers, "Counters", counter_columns, ARRAY_SIZE(counter_columns));
+	md_table(f, containers, "Scheduling (cgstat)", own_columns, ARRAY_SIZE(own_columns));
+	fputs("\nRates are averages over the run; – is a figure the run did not have (a counter "
+	      "the hardware does not count, no messages given, no waits).\n",
+	      f);
+}
+
+/* The value of row's field, or NaN when it is empty (a figure the interval did not have). */
+static double field_number(const char *s)
+{
+	char *end;
+	double v;
+
+	if (!*s)
+		return NAN;
+	v = strtod(s, &end);
+	return *end ? NAN : v;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* The distinct epochs of t's rows, sorted; their number. */
+static int distinct_epochs(const struct csv_table *t, int col, uint64_t *epochs)
+{
+	int n = 0, i, k;
+
+	for (i = 0; i < t->nr_rows; i++)
+		epochs[n++] = strtoull(t->rows[i][col], NULL, 10);
+	qsort(epochs, n, sizeof(*epochs), cmp_u64);
+	for (i = 0, k = 0; i < n; i++)
+		if (!k || epochs[i] != epochs[k - 1])
+			epochs[k++] = epochs[i];
+	return k;
+}
+
+static int epoch_index(const uint64_t *epochs, int n, uint64_t e)
+{
+	const uint64_t *found = bsearch(&e, epochs, n, sizeof(*epochs), cmp_u64);
+
+	return found ? (int)(found - epochs) : -1;
+}
+
+/*
+ * One chart's data as dygraphs takes it: {"title", "unit", "labels": ["time", line...], "rows":
+ * [[epochMs, value or null...]...]}. NULL when the file is missing or has not the columns.
+ */
+static cJSON *chart_data(const struct report *r, const struct chart *c)
+{
+	const struct csv_table *t = r->tables[c->file];
+	int epoch_col, label_col = -1, nr_lines = 0, nr_epochs, i, j, k, line;
+	int cols[64], cols2[64] = { -1 };
+	const char *names[64];
+	uint64_t *epochs = NULL;
+	double *values = NULL;
+	cJSON *obj = NULL, *labels, *rows, *row;
+
+	if (!t)
+		return NULL;
+	epoch_col = csv_table_column(t, c->file == FILE_HOST ? "epochMs" : "epochMillis");
+	if (epoch_col < 0)
+		return NULL;
+	if (c->file == FILE_HOST) {
+		/* one line per column: cpu... starts, the disks' end in the suffix */
+		for (i = 0; i < t->nr_columns && nr_lines < 64; i++) {
+			size_t n = strlen(t->header[i]), m = strlen(c->column);
+			bool cpu = !strncmp(t->header[i], "cpu", 3);
+			bool match =
+				!strcmp(c->column, "cpu")
+					? cpu
+					: !cpu && n > m && !strcmp(t->header[i] + n - m, c->column);
+
+			if (match) {
+				names[nr_lines] = t->header[i];
+				cols[nr_lines++] = i;
+			}
+		}
+	} else {
+		label_col = csv_table_column(t, "container");
+		cols[0] = csv_table_column(t, c->column);
+		cols2[0] = c->column2 ? csv_table_column(t, c->column2) : -1;
+		if (label_col < 0 || cols[0] < 0 || (c->column2 && cols2[0] < 0))
+			return NULL;
+		for (i = 0; i < t->nr_rows; i++) {
+			const char *label = csv_label(t->rows[i][label_col]);
+
+			for (j = 0; j < nr_lines && strcmp(names[j], label); j++)
+				;
+			if (j == nr_lines && nr_lines < 64)
+				names[nr_lines++] = label;
+		}
+	}
+	epochs = malloc((t->nr_rows + 1) * sizeof(*epochs));
+	values = malloc(((size_t)t->nr_rows * (nr_lines ? nr_lines : 1) + 1) * sizeof(*values));
+	if (!epochs || !values)
+		goto out;
+	nr_epochs = distinct_epochs(t, epoch_col, epochs);
+	for (i = 0; i < nr_epochs * nr_lines; i++)
+		values[i] = NAN;
+	for (i = 0; i < t->nr_rows; i++) {
+		char **f = t->rows[i];
+		int e = epoch_index(epochs, nr_epochs, strtoull(f[epoch_col], NULL, 10));
+		double v, seconds;
+
+		for (line = 0; line < nr_lines; line++) {
+			if (label_col >= 0 && strcmp(names[line], csv_label(f[label_col])))
+				continue;
+			v = field_number(f[label_col >= 0 ? cols[0] : cols[line]]);
+			if (label_col >= 0 && c->column2)
+				v += field_number(f[cols2[0]]);
+			if (c->per_second) {
+				/* the interval a row covers ends at its epoch, from the one before
+				 */
+				seconds = e		? (double)(epochs[e] - epochs[e - 1]) / 1e3
+					  : r->start_ms ? ((double)epochs[0] - r->start_ms) / 1e3
+							: NAN;
+				v = seconds > 0 ? v / seconds : NAN;
+			}
+			values[(size_t)e * nr_lines + line] = v;
+		}
+	}
+	obj = cJSON_CreateObject();
+	if (!obj)
+		goto out;
+	cJSON_AddStringToObject(obj, "title", c->title);
+	cJSON_AddStringToObject(obj, "unit", c->unit);
+	labels = cJSON_AddArrayToObject(obj, "labels");
+	rows = cJSON_AddArrayToObject(obj, "rows");
+	if (!labels || !rows)
+		goto fail;
+	cJSON_AddItemToArray(labels, cJSON_CreateString("time"));
+	for (line = 0; line < nr_lines; line++)
+		cJSON_AddItemToArray(labels, cJSON_CreateString(names[line]));
+	for (k = 0; k < nr_epochs; k++) {
+		row = cJSON_CreateArray();
+		if (!row)
+			goto fail;
+		cJSON_AddItemToArray(rows, row);
+		cJSON_AddItemToArray(row, cJSON_CreateNumber((double)epochs[k]));
+		for (line = 0; line < nr_lines; line++) {
+			double v = values[(size_t)k * nr_lines + line];
+
+			cJSON_AddItemToArray(row, isfinite(v) ? cJSON_CreateNumber(v)
+							      : cJSON_CreateNull());
+		}
+	}
+	goto out;
+fail:
+	cJSON_Delete(obj);
+	obj = NULL;
+out:
+	free(epochs);
+	free(values);
+	return obj;
+}
+
+/* JSON text inside a <script>: "<" escaped, so that no label can close the element. */
+static void write_script_json(FILE *f, const char *json)
+{
+	for (; *json; json++) {
+		if (*json == '<')
+			fputs("\\u003c", f);
+		else
+			fputc(*json, f);
+	}
+}
+
+/* The page's own script: one dygraph per chart, and what a test (or a person) can check. */
+static const char page_script[] =
+	"window.onerror = function (msg, src, line) {\n"
+	"  var e = document.getElementById('errors');\n"
+	"  e.textContent += msg + ' (line ' + line + ')\\n';\n"
+	"  document.body.dataset.errors = (+document.body.dataset.errors || 0) + 1;\n"
+	"};\n"
+	"function clock(d) { return d.toISOString().substr(11, 10); }\n"
+	"(function () {\n"
+	"  var box = document.getElementById('charts'), drawn = 0;\n"
+	"  REPORT.charts.forEach(function (c) {\n"
+	"    var h = document.createElement('h2'), div = document.createElement('div');\n"
+	"    h.textContent = c.title + ' (' + c.unit + ')';\n"
+	"    div.className = 'chart';\n"
+	"    box.appendChild(h);\n"
+	"    box.appendChild(div);\n"
+	"    var points = 0, rows = c.rows.map(function (r) {\n"
+	"      r.slice(1).forEach(function (v) { if (v !== null) points++; });\n"
+	"      return [new Date(r[0])].concat(r.slice(1));\n"
+	"    });\n"
+	"    div.dataset.points = points;\n"
+	"    div.dataset.lines = c.labels.length - 1;\n"
+	"    if (!rows.length) { div.textContent = 'no data'; return; }\n"
+	"    new Dygraph(div, rows, { labels: c.labels, ylabel: c.unit, legend: 'always',\n"
+	"      labelsSeparateLines: true, drawPoints: rows.length < 60, includeZero: true,\n"
+	"      xlabel: 'UTC', axes: { x: { axisLabelFormatter: function (d) {\n"
+	"        return clock(d).substr(0, 8); }, valueFormatter: function (ms) {\n"
+	"        return clock(new Date(ms)); } } } });\n"
+	"    drawn++;\n"
+	"  });\n"
+	"  document.body.dataset.charts = REPORT.charts.length;\n"
+	"  document.body.dataset.drawn = drawn;\n"
+	"})();\n";
+
+static int write_html(FILE *f, const struct report *r, const char *js, const char *css)
+{
+	cJSON *root, *list, *one;
+	char *json;
+
+	root = cJSON_CreateObject();
+	list = root ? cJSON_AddArrayToObject(root, "charts") : NULL;
+	if (!list) {
+		cJSON_Delete(root);
+		return -ENOMEM;
+	}
+	cJSON_AddStringToObject(root, "folder", r->dir);
+	for (size_t i = 0; i < ARRAY_SIZE(charts); i++) {
+		one = chart_data(r, &charts[i]);
+		if (one)
+			cJSON_AddItemToArray(list, one);
+	}
+	json = cJSON_PrintUnformatted(root);
+	cJSON_Delete(root);
+	if (!json)
+		return -ENOMEM;
+	fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
+	      "<title>cgstat run report</title>\n<style>\n",
+	      f);
+	fputs(css, f);
+	fputs("\nbody { font-family: sans-serif; margin: 1em 2em; }\n"
+	      ".chart { width: 95%; height: 280px; }\n"
+	      "h2 { font-size: 1.1em; margin: 1.5em 0 0.3em; }\n</style>\n<script>\n",
+	      f);
+	fputs(js, f);
+	fputs("\n</script>\n</head><body>\n<h1>cgstat run report</h1>\n<p id=\"folder\"></p>\n"
+	      "<pre id=\"errors\"></pre>\n<div id=\"charts\"></div>\n<script>\nvar REPORT = ",
+	      f);
+	write_script_json(f, json);
+	free(json);
+	fputs(";\ndocument.getElementById('folder').textContent = REPORT.folder;\n", f);
+	fputs(page_script, f);
+	fputs("</script>\n</body></html>\n", f);
+	return 0;
+}
+
+/* Write path with fn; 0, or 1 after saying why not. */
+static int write_file(struct report *r, const char *name,
+		      int (*fn)(FILE *, struct report *, void *), void *ctx)
+{
+	char path[4096];
+	FILE *f;
+	int err;
+
+	snprintf(path, sizeof(path), "%s/%s", r->dir, name);
+	f = fopen(path, "we");
+	if (!f) {
+		err = errno;
+		goto fail;
+	}
+	err = -fn(f, r, ctx);
+	if (!err)
+		err = -stdio_flush(f);
+	fclose(f);
+	if (!err)
+		return 0;
+fail:
+	fputs("cgstat: report: ", r->err);
+	message_quote(r->err, path);
+	fprintf(r->err, ": %s\n", strerror(err));
+	return 1;
+}
+
+static int md_writer(FILE *f, struct report *r, void *ctx)
+{
+	(void)ctx;
+	write_md(f, r);
+	return 0;
+}
+
+struct library {
+	char *js, *css;
+};
+
+static int html_writer(FILE *f, struct report *r, void *ctx)
+{
+	const struct library *lib = ctx;
+
+	return write_html(f, r, lib->js, lib->css);
+}
+
+/* dygraphs, read now so that the page holds it and opens offline. */
+static int read_library(struct report *r, struct library *lib)
+{
+	const char *dir = getenv("CGSTAT_DYGRAPHS_DIR");
+	char path[4096];
+	int err;
+
+	if (!dir || !*dir)
+		dir = REPORT_DYGRAPHS_DIR;
+	snprintf(path, sizeof(path), "%s/dygraph.min.js", dir);
+	lib->js = text_read_file(path, NULL, &err);
+	if (lib->js) {
+		snprintf(path, sizeof(path), "%s/dygraph.min.css", dir);
+		lib->css = text_read_file(path, NULL, &err);
+	}
+	if (lib->js && lib->css)
+		return 0;
+	fputs("cgstat: report: ", r->err);
+	message_quote(r->err, path);
+	fprintf(r->err,
+		": %s; report.html needs dygraphs (Debian: apt-get install libjs-dygraphs)\n",
+		strerror(-err));
+	return 1;
+}
+
+int report_main(int argc, char **argv, FILE *err)
+{
+	struct report r = { .err = err };
+	struct library lib = {};
+	int ret = 0, i;
+	double start;
+
+	if (argc != 2 || argv[1][0] == '-') {
+		fputs("Usage: cgstat report DIR\n", err);
+		return 2;
+	}
+	r.dir = argv[1];
+	read_inputs(&r);
+	for (i = 0; i < NR_FILES && !r.tables[i]; i++)
+		;
+	if (i == NR_FILES && !r.summary) {
+		fprintf(err, "cgstat: report: nothing in the folder could be read\n");
+		return 1;
+	}
+	start = json_number(cJSON_GetObjectItemCaseSensitive(r.summary, "measurement"),
+			    "startEpochMillis");
+	r.start_ms = isnan(start) ? 0 : (uint64_t)start;
+	ret |= write_file(&r, "report.md", md_writer, NULL);
+	if (read_library(&r, &lib))
+		ret = 1;
+	else
+		ret |= write_file(&r, "report.html", html_writer, &lib);
+	free(lib.js);
+	free(lib.css);
+	for (i = 0; i < NR_FILES; i++)
+		csv_table_free(r.tables[i]);
+	cJSON_Delete(r.summary);
+	return ret;
+}

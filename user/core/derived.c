@@ -250,3 +250,8 @@ double host_column(const struct cg_host *h, int i, char name[CG_HOST_COLUMN_NAME
 		return disk->busy_percent;
 	}
 }
+
+void record_derived(const struct cg_interval *iv, const struct cg_record *r, struct cg_derived *d)
+{
+	derived_compute(d, iv->nr_events, iv->event_columns, r->counter, r->counter_valid);
+}

@@ -130,6 +130,9 @@ struct cg_derived {
 void derived_compute(struct cg_derived *d, int nr_events, const char *const *columns,
 		     const uint64_t *counter, const bool *counter_valid);
 
+/* derived_compute() for one record of iv, whose events name its counters. */
+void record_derived(const struct cg_interval *iv, const struct cg_record *r, struct cg_derived *d);
+
 /* Room for a host column name: a 31-character disk name and the longest suffix. */
 #define CG_HOST_COLUMN_NAME_MAX 48
 

@@ -7,8 +7,8 @@
 #include "derived.h"
 #include "json_util.h"
 #include "stream.h"
+#include "table.h"
 #include "text.h"
-#include "utf8.h"
 #include "util.h"
 
 /* What the CSV and JSON stream give per cgroup, before the events and the derived ratios. */
@@ -30,12 +30,6 @@ static const enum cg_figure stream_figures[] = {
 	CG_FIG_MINOR_FAULTS,
 	CG_FIG_MAJOR_FAULTS,
 };
-
-static void record_derived(const struct cg_interval *iv, const struct cg_record *r,
-			   struct cg_derived *d)
-{
-	derived_compute(d, iv->nr_events, iv->event_columns, r->counter, r->counter_valid);
-}
 
 static double ns_to_millis(uint64_t ns)
 {
@@ -202,99 +196,15 @@ out:
 	return err;
 }
 
-#define TABLE_LABEL_WIDTH 32
-
-enum table_source {
-	TABLE_FIGURE,
-	TABLE_DERIVED,
-};
-
-struct table_column {
-	const char *title;
-	int width;
-	enum table_source source;
-	int index; /* an enum cg_figure or enum cg_derived_metric */
-};
-
-static const struct table_column table_columns[] = {
-	{ "CORES", 7, TABLE_FIGURE, CG_FIG_CPU_CORES },
-	{ "TASKS", 6, TABLE_FIGURE, CG_FIG_TASKS },
-	{ "VCSW/s", 9, TABLE_FIGURE, CG_FIG_VCSW_RATE },
-	{ "IVCSW/s", 9, TABLE_FIGURE, CG_FIG_IVCSW_RATE },
-	{ "MIGR/s", 8, TABLE_FIGURE, CG_FIG_MIGRATIONS_RATE },
-	{ "RUNQ%", 6, TABLE_FIGURE, CG_FIG_RUNQ_PERCENT },
-	{ "SLEEP%", 6, TABLE_FIGURE, CG_FIG_SLEEP_PERCENT },
-	{ "BLOCK%", 6, TABLE_FIGURE, CG_FIG_BLOCKED_PERCENT },
-	{ "P50us", 10, TABLE_FIGURE, CG_FIG_RUNQ_P50_MICROS },
-	{ "P99us", 10, TABLE_FIGURE, CG_FIG_RUNQ_P99_MICROS },
-	{ "MAXus", 10, TABLE_FIGURE, CG_FIG_RUNQ_MAX_MICROS },
-	{ "IPC", 6, TABLE_DERIVED, CG_DERIVED_IPC },
-	{ "LLC-MPKI", 9, TABLE_DERIVED, CG_DERIVED_LLC_MPKI },
-};
-
-#define NR_TABLE_COLUMNS ARRAY_SIZE(table_columns)
-
-static bool table_value(const struct table_column *c, const struct cg_interval *iv,
-			const struct cg_record *r, const struct cg_derived *d, double *value,
-			enum cg_unit *unit)
-{
-	if (c->source == TABLE_DERIVED) {
-		*value = d->value[c->index];
-		*unit = derived_columns[c->index].unit;
-		return d->valid[c->index];
-	}
-	*unit = figure_columns[c->index].unit;
-	return record_figure(r, iv->interval_ns, c->index, value);
-}
-
-/*
- * The label as a terminal can show it: at most TABLE_LABEL_WIDTH bytes, not cut inside a UTF-8
- * sequence, and with control characters, C1's included (an escape sequence could rewrite the
- * screen), and bytes that are not UTF-8 as '?'.
- */
-static void table_label(const char *name, char out[TABLE_LABEL_WIDTH + 1])
-{
-	size_t len = strlen(name), i, o, unit;
-
-	if (len > TABLE_LABEL_WIDTH) {
-		len = TABLE_LABEL_WIDTH;
-		while (len && ((unsigned char)name[len] & 0xc0) == 0x80)
-			len--;
-	}
-	for (i = 0, o = 0; i < len; i += unit) {
-		if (utf8_unsafe((const unsigned char *)name + i, &unit)) {
-			out[o++] = '?';
-		} else {
-			memcpy(out + o, name + i, unit);
-			o += unit;
-		}
-	}
-	out[o] = '\0';
-}
-
 static void write_table(FILE *f, const struct cg_interval *iv, bool first)
 {
-	bool shown[NR_TABLE_COLUMNS];
-	char label[TABLE_LABEL_WIDTH + 1];
-	struct cg_derived d;
-	enum cg_unit unit;
+	char line[TABLE_LINE_MAX];
+	bool shown[TABLE_NR_COLUMNS];
 	time_t seconds = (time_t)(iv->epoch_ms / 1000);
 	struct tm tm;
-	double value;
-	size_t c;
 	int i;
 
-	/* The ratio columns appear only when some cgroup has them, as without perf none does. */
-	for (c = 0; c < NR_TABLE_COLUMNS; c++)
-		shown[c] = table_columns[c].source == TABLE_FIGURE;
-	for (i = 0; i < iv->nr_records; i++) {
-		record_derived(iv, &iv->records[i], &d);
-		for (c = 0; c < NR_TABLE_COLUMNS; c++)
-			if (table_columns[c].source == TABLE_DERIVED &&
-			    d.valid[table_columns[c].index])
-				shown[c] = true;
-	}
-
+	table_columns_shown(iv, shown);
 	localtime_r(&seconds, &tm);
 	if (!first)
 		fputc('\n', f);
@@ -304,29 +214,11 @@ static void write_table(FILE *f, const struct cg_interval *iv, bool first)
 		fprintf(f, "  dropped events %llu", (unsigned long long)iv->health.dropped_events);
 	if (iv->health.inconsistencies)
 		fprintf(f, "  INCONSISTENT %llu", (unsigned long long)iv->health.inconsistencies);
-	fprintf(f, "\n%-*s", TABLE_LABEL_WIDTH, "CONTAINER");
-	for (c = 0; c < NR_TABLE_COLUMNS; c++)
-		if (shown[c])
-			fprintf(f, " %*s", table_columns[c].width, table_columns[c].title);
-	fputc('\n', f);
-
+	table_header(line, sizeof(line), shown);
+	fprintf(f, "\n%s\n", line);
 	for (i = 0; i < iv->nr_records; i++) {
-		const struct cg_record *r = &iv->records[i];
-
-		record_derived(iv, r, &d);
-		table_label(r->name, label);
-		fprintf(f, "%-*s", TABLE_LABEL_WIDTH, label);
-		for (c = 0; c < NR_TABLE_COLUMNS; c++) {
-			const struct table_column *col = &table_columns[c];
-
-			if (!shown[c])
-				continue;
-			if (table_value(col, iv, r, &d, &value, &unit))
-				fprintf(f, " %*.*f", col->width, unit_decimals(unit), value);
-			else
-				fprintf(f, " %*s", col->width, "-");
-		}
-		fputc('\n', f);
+		table_row(line, sizeof(line), iv, &iv->records[i], shown);
+		fprintf(f, "%s\n", line);
 	}
 }
 

@@ -3,11 +3,14 @@
  * cgstat: per-cgroup scheduler statistics from CO-RE BPF. This file wires the modules
  * together: options, cgroup resolution, the collector, the drain, and the outputs.
  */
+#define _GNU_SOURCE /* ppoll() */
 #include <errno.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -22,6 +25,7 @@
 #include "drain.h"
 #include "events.h"
 #include "host.h"
+#include "live.h"
 #include "message.h"
 #include "opts.h"
 #include "out_files.h"
@@ -80,26 +84,35 @@ static int check_can_run(void)
  * (si_code SI_KERNEL: Ctrl-C) reached the command too, in the same foreground process group,
  * and is not sent again. False when the signal is to end the run.
  */
-static bool forward_to_command(struct command *cmd, const siginfo_t *info, bool *forwarded)
+static bool forward_to_command(struct command *cmd, int sig, int code, bool *forwarded)
 {
 	if (!cmd || *forwarded)
 		return false;
-	if (info->si_code != SI_KERNEL && !command__signal(cmd, info->si_signo))
+	if (code != SI_KERNEL && !command__signal(cmd, sig))
 		return false;
 	*forwarded = true;
 	return true;
 }
 
+/* The signals sleep_until() takes, as a descriptor it polls beside the terminal's keys. */
+static int stop_fd = -1;
+
 /*
- * Sleep until the monotonic deadline; false when a stop signal came first, or had come since
- * the last call (it is pending then, so there is no window where it waits a whole interval).
+ * Sleep until the monotonic deadline, taking the stop signals and, with the live view, the keys
+ * typed; false when the run is to end (a signal came first, or had come since the last call:
+ * it is pending then, so there is no window where it waits a whole interval).
  */
-static bool sleep_until(uint64_t deadline_ns, struct command *cmd, bool *forwarded)
+static bool sleep_until(uint64_t deadline_ns, struct command *cmd, bool *forwarded,
+			struct live *live)
 {
+	struct pollfd fds[2] = {
+		{ .fd = stop_fd, .events = POLLIN },
+		{ .fd = live ? STDIN_FILENO : -1, .events = POLLIN },
+	};
+	struct signalfd_siginfo info;
 	struct timespec ts;
-	siginfo_t info;
 	uint64_t now;
-	int sig;
+	int n;
 
 	while (!stop_signal) {
 		now = clock_ns(CLOCK_MONOTONIC);
@@ -107,15 +120,27 @@ static bool sleep_until(uint64_t deadline_ns, struct command *cmd, bool *forward
 			return true;
 		ts.tv_sec = (deadline_ns - now) / NSEC_PER_SEC;
 		ts.tv_nsec = (deadline_ns - now) % NSEC_PER_SEC;
-		sig = sigtimedwait(&stop_signals, &info, &ts);
-		if (sig == SIGCHLD) {
+		n = ppoll(fds, ARRAY_SIZE(fds), &ts, NULL);
+		if (n == 0)
+			return true;
+		if (n < 0 && errno != EINTR)
+			return true;
+		/* EINTR: ncurses took a SIGWINCH, and has a KEY_RESIZE to read */
+		if (live && (n < 0 || fds[1].revents)) {
+			if (fds[1].revents & (POLLHUP | POLLERR | POLLNVAL))
+				fds[1].fd = -1; /* the terminal went away: no more keys */
+			if (live__keys(live) == LIVE_QUIT)
+				stop_signal = SIGINT; /* q ends the run as Ctrl-C does */
+		}
+		if (n <= 0 || !(fds[0].revents & POLLIN) ||
+		    read(stop_fd, &info, sizeof(info)) != sizeof(info))
+			continue;
+		if (info.ssi_signo == SIGCHLD) {
 			if (cmd && command__reap(cmd))
 				stop_signal = SIGCHLD;
-		} else if (sig > 0) {
-			if (!forward_to_command(cmd, &info, forwarded))
-				stop_signal = sig;
-		} else if (errno == EAGAIN) {
-			return true;
+		} else if (!forward_to_command(cmd, (int)info.ssi_signo, info.ssi_code,
+					       forwarded)) {
+			stop_signal = (int)info.ssi_signo;
 		}
 	}
 	return false;
@@ -193,6 +218,7 @@ struct run {
 	bool stream_open;
 	bool stream_first;
 	struct command *command; /* `cgstat -- CMD`, or NULL */
+	struct live *live;	 /* the live view, once the run has begun; or NULL */
 	bool signal_forwarded;	 /* to the command: the next stop signal ends the run */
 	/*
 	 * The last snapshot's time: an interval is the time between two snapshots, the span its
@@ -253,7 +279,11 @@ static int run_interval(struct run *r, uint64_t epoch_ms, uint64_t mono_ns)
 		return err;
 	}
 
-	if (r->stream_open) {
+	if (r->live) {
+		err = live__draw(r->live, &iv);
+		if (err)
+			return err;
+	} else if (r->stream_open) {
 		err = stream__write(stdout, r->format, &iv, r->stream_first);
 		r->stream_first = false;
 		if (err) {
@@ -327,6 +357,14 @@ static int run_loop(struct run *r)
 			return err;
 		}
 	}
+	if (r->format == CG_FORMAT_LIVE && r->stream_open) {
+		r->live = live__open();
+		if (!r->live) {
+			fprintf(stderr, "cgstat: the live view needs a terminal ncurses can drive "
+					"(TERM); the table scrolls instead\n");
+			r->format = CG_FORMAT_TABLE;
+		}
+	}
 	if (r->opts->duration_ns)
 		end = start_mono + r->opts->duration_ns;
 	deadline = start_mono;
@@ -337,7 +375,7 @@ static int run_loop(struct run *r)
 			deadline = end;
 			last = true;
 		}
-		if (!sleep_until(deadline, r->command, &r->signal_forwarded))
+		if (!sleep_until(deadline, r->command, &r->signal_forwarded, r->live))
 			last = true; /* SIGINT/SIGTERM: drain the partial interval */
 		err = run_interval(r, clock_ns(CLOCK_REALTIME) / NSEC_PER_MSEC,
 				   clock_ns(CLOCK_MONOTONIC));
@@ -346,6 +384,8 @@ static int run_loop(struct run *r)
 		if (stop_signal)
 			last = true;
 	}
+	live__close(r->live);
+	r->live = NULL;
 	/* after a failed interval (a full disk) its error is the one line to say */
 	if (!err)
 		err = write_summary(r, start_ms, clock_ns(CLOCK_REALTIME) / NSEC_PER_MSEC);
@@ -385,6 +425,11 @@ int main(int argc, char **argv)
 	sigaddset(&stop_signals, SIGTERM);
 	sigaddset(&stop_signals, SIGCHLD);
 	sigprocmask(SIG_BLOCK, &stop_signals, NULL);
+	stop_fd = signalfd(-1, &stop_signals, SFD_CLOEXEC);
+	if (stop_fd < 0) {
+		fprintf(stderr, "cgstat: signalfd: %s\n", strerror(errno));
+		return 1;
+	}
 	err = opts_parse(&opts, argc, argv, stdout, stderr);
 	if (err < 0)
 		return 2;
@@ -453,8 +498,11 @@ int main(int argc, char **argv)
 		goto out;
 	summary__set_messages(r.summary, opts.messages);
 	r.format = opts.format;
+	/* a command shares the terminal: the scrolling table leaves room for its output */
 	if (r.format == CG_FORMAT_AUTO)
-		r.format = isatty(STDOUT_FILENO) ? CG_FORMAT_TABLE : CG_FORMAT_CSV;
+		r.format = !isatty(STDOUT_FILENO) ? CG_FORMAT_CSV
+			   : opts.command	  ? CG_FORMAT_TABLE
+						  : CG_FORMAT_LIVE;
 	r.stream_open = !opts.quiet;
 	r.stream_first = true;
 

@@ -69,7 +69,8 @@ static const char usage_text[] =
 	"  -i, --interval SECONDS        time between reports, at least 0.1 (default 1)\n"
 	"  -d, --duration SECONDS        stop after this long (default: at SIGINT or SIGTERM)\n"
 	"  -o, --output-dir DIR          write the files listed below into DIR\n"
-	"  -f, --format table|csv|json   stdout format (default: table on a terminal, else csv)\n"
+	"  -f, --format live|table|csv|json\n"
+	"                                stdout format (default: live on a terminal, else csv)\n"
 	"  -e, --events LIST             perf events to count, comma-separated\n"
 	"      --no-perf                 count no perf events\n"
 	"      --messages N              work done during the run, for per-message costs\n"
@@ -307,6 +308,7 @@ static int parse_format(const char *arg, enum cg_format *format, FILE *err)
 		[CG_FORMAT_TABLE] = "table",
 		[CG_FORMAT_CSV] = "csv",
 		[CG_FORMAT_JSON] = "json",
+		[CG_FORMAT_LIVE] = "live",
 	};
 
 	for (size_t i = CG_FORMAT_TABLE; i < sizeof(names) / sizeof(names[0]); i++) {
@@ -315,7 +317,7 @@ static int parse_format(const char *arg, enum cg_format *format, FILE *err)
 			return 0;
 		}
 	}
-	return fail(err, "--format: ", arg, " is not one of table, csv, json");
+	return fail(err, "--format: ", arg, " is not one of live, table, csv, json");
 }
 
 static int parse_option(struct cg_opts *opts, int c, char **argv, FILE *out, FILE *err)

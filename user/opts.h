@@ -8,10 +8,11 @@
 #include <stdio.h>
 
 enum cg_format {
-	CG_FORMAT_AUTO, /* table on a terminal, csv otherwise */
+	CG_FORMAT_AUTO, /* live on a terminal (table with a command), csv otherwise */
 	CG_FORMAT_TABLE,
 	CG_FORMAT_CSV,
 	CG_FORMAT_JSON,
+	CG_FORMAT_LIVE, /* full screen, redrawn each interval: the default on a terminal */
 };
 
 /* One -c or -p argument. */

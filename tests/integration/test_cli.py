@@ -452,11 +452,11 @@ def table_rows(pane, label):
     return rows
 
 
-def readme_first_command(args, tmp):
-    """The README's first command: cgstat with no option on a terminal (tmux): a live table
-    of every cgroup, each interval a block; a scratch cgroup's threads show in it, their cores
-    times each block's interval adding up to the cgroup's cpu.stat; Ctrl-C ends it with exit 0,
-    and no file is written."""
+def scrolling_table(args, tmp):
+    """-f table on a terminal (tmux): the scrolling table of every cgroup, each interval a
+    block; a scratch cgroup's threads show in it, their cores times each block's interval adding
+    up to the cgroup's cpu.stat; Ctrl-C ends it with exit 0, and no file is written. (The
+    default on a terminal, the live view, is test_live.py's.)"""
     work = os.path.join(tmp, "tty")
     os.mkdir(work)
     rc_path = os.path.join(work, "rc")
@@ -464,7 +464,8 @@ def readme_first_command(args, tmp):
     with h.scratch_cgroup("tty") as cg:
         label = h.v2_label(cg)
         subprocess.run(["tmux", "new-session", "-d", "-s", session, "-x", "200", "-y", "50",
-                        "-c", work, "%s -i 0.5; echo $? > %s; sleep 60" % (args.cgstat, rc_path)],
+                        "-c", work, "%s -i 0.5 -f table; echo $? > %s; sleep 60"
+                        % (args.cgstat, rc_path)],
                        check=True)
         try:
             pane = ""
@@ -576,7 +577,7 @@ def main():
         watch_limits(args)
         hostile_labels(args)
         planted_symlinks(args, tmp)
-        readme_first_command(args, tmp)
+        scrolling_table(args, tmp)
         verbose_and_no_perf(args, tmp)
         messages(args)
         custom_btf(args, tmp)

@@ -214,10 +214,10 @@ static void write_table(FILE *f, const struct cg_interval *iv, bool first)
 		fprintf(f, "  dropped events %llu", (unsigned long long)iv->health.dropped_events);
 	if (iv->health.inconsistencies)
 		fprintf(f, "  INCONSISTENT %llu", (unsigned long long)iv->health.inconsistencies);
-	table_header(line, sizeof(line), shown);
+	table_header(line, sizeof(line), shown, TABLE_LABEL_WIDTH);
 	fprintf(f, "\n%s\n", line);
 	for (i = 0; i < iv->nr_records; i++) {
-		table_row(line, sizeof(line), iv, &iv->records[i], shown);
+		table_row(line, sizeof(line), iv, &iv->records[i], shown, TABLE_LABEL_WIDTH);
 		fprintf(f, "%s\n", line);
 	}
 }

@@ -48,12 +48,17 @@ static bool table_value(const struct table_column *c, const struct cg_interval *
 	return record_figure(r, iv->interval_ns, c->index, value);
 }
 
-void table_label(const char *name, char out[TABLE_LABEL_WIDTH + 1])
+/*
+ * The label as a terminal can show it: at most width bytes, not cut inside a UTF-8 sequence,
+ * and with control characters, C1's included (an escape sequence could rewrite the screen),
+ * and bytes that are not UTF-8 as '?'.
+ */
+static void table_label(const char *name, char out[TABLE_LABEL_WIDTH + 1], int width)
 {
 	size_t len = strlen(name), i, o, unit;
 
-	if (len > TABLE_LABEL_WIDTH) {
-		len = TABLE_LABEL_WIDTH;
+	if (len > (size_t)width) {
+		len = width;
 		while (len && ((unsigned char)name[len] & 0xc0) == 0x80)
 			len--;
 	}
@@ -86,11 +91,21 @@ void table_columns_shown(const struct cg_interval *iv, bool shown[TABLE_NR_COLUM
 	}
 }
 
-void table_header(char *line, size_t len, const bool shown[TABLE_NR_COLUMNS])
+int table_numbers_width(const bool shown[TABLE_NR_COLUMNS])
+{
+	int c, width = 0;
+
+	for (c = 0; c < TABLE_NR_COLUMNS; c++)
+		if (shown[c])
+			width += 1 + table_columns[c].width;
+	return width;
+}
+
+void table_header(char *line, size_t len, const bool shown[TABLE_NR_COLUMNS], int label_width)
 {
 	size_t c, at;
 
-	at = snprintf(line, len, "%-*s", TABLE_LABEL_WIDTH, "CONTAINER");
+	at = snprintf(line, len, "%-*.*s", label_width, label_width, "CONTAINER");
 	for (c = 0; c < TABLE_NR_COLUMNS && at < len; c++)
 		if (shown[c])
 			at += snprintf(line + at, len - at, " %*s", table_columns[c].width,
@@ -98,7 +113,7 @@ void table_header(char *line, size_t len, const bool shown[TABLE_NR_COLUMNS])
 }
 
 void table_row(char *line, size_t len, const struct cg_interval *iv, const struct cg_record *r,
-	       const bool shown[TABLE_NR_COLUMNS])
+	       const bool shown[TABLE_NR_COLUMNS], int label_width)
 {
 	char label[TABLE_LABEL_WIDTH + 1];
 	struct cg_derived d;
@@ -107,8 +122,8 @@ void table_row(char *line, size_t len, const struct cg_interval *iv, const struc
 	size_t c, at;
 
 	record_derived(iv, r, &d);
-	table_label(r->name, label);
-	at = snprintf(line, len, "%-*s", TABLE_LABEL_WIDTH, label);
+	table_label(r->name, label, label_width);
+	at = snprintf(line, len, "%-*s", label_width, label);
 	for (c = 0; c < TABLE_NR_COLUMNS && at < len; c++) {
 		const struct table_column *col = &table_columns[c];
 

@@ -1,0 +1,225 @@
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+"""The live view, cgstat's default on a terminal, checked as a person sees it: under tmux, the
+pane captured as it is redrawn.
+
+- The README's first command (no option but the interval): the screen is redrawn in place
+  (alternate screen, no scrolling history of blocks), with the title, the host line and the
+  table; a scratch cgroup's threads show in it, and their cores times each screen's interval,
+  captured every 50 ms, add up to the cgroup's cpu.stat; q ends it with exit 0, the terminal
+  is given back, and no file is written.
+- Sorting and the figures, against workloads of known shape: w runs two threads spinning on one
+  CPU beside its sleeping main thread, so its tasks sleep exactly a third of their time (SLEEP%
+  33.3); v is a vfork parent, blocked (D) while its child lives. By cores, w comes first; after
+  the key b (blocked share), v does.
+- A narrow terminal: lines are cut to its width, labels shortened first, nothing wrapped.
+- A crash (SIGSEGV): the terminal is given back (echo and canonical mode on, alternate screen
+  off) before cgstat dies of it."""
+
+import os
+import re
+import subprocess
+import tempfile
+import threading
+import time
+
+import harness as h
+
+# cores * interval summed by the screens against cpu.stat: each screen shows cores to 0.001
+CORES = 0.01
+
+TITLE = re.compile(r"^cgstat (\d\d:\d\d:\d\d\.\d\d\d)  interval ([0-9.]+) s  (\d+) containers"
+                   r"  sorted by ([a-z -/]+?)  ")
+# the title's start, which a narrow screen still shows
+TITLE_START = re.compile(r"^cgstat \d\d:\d\d:\d\d\.\d\d\d  interval")
+
+
+def tmux(*args):
+    return subprocess.run(["tmux"] + list(args), stdout=subprocess.PIPE, check=True,
+                          stderr=subprocess.PIPE).stdout.decode(errors="replace")
+
+
+class Screen:
+    """cgstat in a tmux session of its own, width x height."""
+
+    def __init__(self, args, work, cgstat_args, width=200, height=50):
+        self.session = "cgstat-test-%d-live-%d" % (os.getpid(), id(self))
+        self.rc = os.path.join(work, "rc")
+        self.stty = os.path.join(work, "stty")
+        tmux("new-session", "-d", "-s", self.session, "-x", str(width), "-y", str(height),
+             "-c", work, "%s %s; echo $? > %s; stty -a > %s; sleep 60"
+             % (args.cgstat, " ".join(cgstat_args), self.rc, self.stty))
+
+    def lines(self):
+        return tmux("capture-pane", "-p", "-t", self.session).splitlines()
+
+    def title(self, lines=None):
+        lines = lines if lines is not None else self.lines()
+        return TITLE.match(lines[0]) if lines else None
+
+    def wait_title(self, timeout=30):
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            if any(TITLE_START.match(line) for line in self.lines()[:1]):
+                return True
+            time.sleep(0.1)
+        return False
+
+    def alternate(self):
+        return tmux("display", "-p", "-t", self.session, "#{alternate_on}").strip() == "1"
+
+    def key(self, k):
+        tmux("send-keys", "-t", self.session, k)
+
+    def row(self, label, lines=None):
+        lines = lines if lines is not None else self.lines()
+        for line in lines[4:]:
+            fields = line.split()
+            if fields and fields[0] == label:
+                return fields
+        return None
+
+    def close(self):
+        subprocess.run(["tmux", "kill-session", "-t", self.session], stderr=subprocess.DEVNULL)
+
+
+def header_index(screen, title):
+    lines = screen.lines()
+    return lines[3].split().index(title) if len(lines) > 3 and title in lines[3] else None
+
+
+def readme_first_command(args, tmp):
+    work = os.path.join(tmp, "readme")
+    os.mkdir(work)
+    with h.scratch_cgroup("live") as cg:
+        label = h.v2_label(cg)
+        screen = Screen(args, work, ["-i", "0.5"])
+        try:
+            h.check(screen.wait_title(), "README's command: the live view's title shows")
+            seen = {}
+            stop = threading.Event()
+
+            def watch():
+                while not stop.is_set():
+                    # one capture: a title and a row from two could be of two intervals
+                    lines = screen.lines()
+                    m, fields = screen.title(lines), screen.row(label, lines)
+                    if m and fields:
+                        seen[m.group(1)] = (float(m.group(2)), float(fields[1]))
+                    time.sleep(0.05)
+
+            watcher = threading.Thread(target=watch)
+            watcher.start()
+            report = h.run_workload(args.workload, cg, "steady", 2, 2)
+            h.settle(1.5)  # the interval the workload ended in is drawn
+            stop.set()
+            watcher.join()
+            usage_ms = h.cgroup_usage_ms(cg)
+            lines = screen.lines()
+            h.check(screen.alternate() and lines[1].startswith("host: CPU busy")
+                    and lines[3].split()[:2] == ["CONTAINER", "CORES"],
+                    "README's command: redrawn in place on the alternate screen, host line "
+                    "and header: %r" % lines[:4])
+            screen.key("q")
+            code = h.wait_file(screen.rc)
+            restored = not screen.alternate()
+        finally:
+            screen.close()
+    got = sum(interval * cores * 1e3 for interval, cores in seen.values())
+    h.check_time("README's command: %s's cores * interval over %d screens" % (label, len(seen)),
+                 got, usage_ms, CORES, below=h.moved_ms([report]) + 0.25 * len(seen),
+                 below_why="the move in and the rounding")
+    h.check(code == "0" and restored, "q: exit %s, the terminal given back: %s"
+            % (code, restored))
+    h.check(set(os.listdir(work)) <= {"rc", "stty"}, "no file written where it ran: %s"
+            % sorted(os.listdir(work)))
+
+
+def sorting_and_shapes(args, tmp):
+    work = os.path.join(tmp, "sort")
+    os.mkdir(work)
+    with h.scratch_cgroup("live-w") as w, h.scratch_cgroup("live-v") as v:
+        hogs = h.Workload(args.workload, w, "hogs", 8, 0)
+        vfork = h.Workload(args.workload, v, "vfork", 8)
+        screen = Screen(args, work, ["-i", "0.5", "-c", "w=" + w, "-c", "v=" + v], 160, 20)
+        try:
+            h.check(screen.wait_title(), "sorting: the title shows")
+            time.sleep(1.2)  # a whole interval with both running
+            first = [ln.split()[0] for ln in screen.lines()[4:6]]
+            sleep_col = header_index(screen, "SLEEP%")
+            block_col = header_index(screen, "BLOCK%")
+            w_row, v_row = screen.row("w"), screen.row("v")
+            screen.key("b")
+            time.sleep(0.3)
+            by_blocked = [ln.split()[0] for ln in screen.lines()[4:6]]
+            sorted_by = screen.title().group(4)
+            screen.key("q")
+            h.wait_file(screen.rc)
+        finally:
+            screen.close()
+            hogs.wait()
+            vfork.wait()
+    h.check(first == ["w", "v"] and by_blocked == ["v", "w"] and sorted_by == "blocked share",
+            "by cores w then v: %s; after b, by %s: %s" % (first, sorted_by, by_blocked))
+    w_sleep = float(w_row[sleep_col]) if w_row and sleep_col else -1
+    v_block = float(v_row[block_col]) if v_row and block_col else -1
+    h.check(33.0 <= w_sleep <= 33.7, "w (2 spinning threads, the main one asleep): SLEEP%% %.1f,"
+            " a third of its tasks' time" % w_sleep)
+    h.check(v_block >= 20 and float(w_row[block_col]) == 0,
+            "v (a vfork parent): BLOCK%% %.1f; w none: %s" % (v_block, w_row[block_col]))
+
+
+def narrow(args, tmp):
+    work = os.path.join(tmp, "narrow")
+    os.mkdir(work)
+    with h.scratch_cgroup("live-a-rather-long-cgroup-name-for-a-narrow-screen") as cg:
+        label = h.v2_label(cg)
+        screen = Screen(args, work, ["-i", "0.5", "-c", cg], 60, 12)
+        try:
+            h.check(screen.wait_title(), "narrow: the title shows")
+            time.sleep(0.8)
+            lines = screen.lines()
+            screen.key("q")
+            h.wait_file(screen.rc)
+        finally:
+            screen.close()
+    rows = [ln for ln in lines[4:] if ln.strip()]
+    h.check(len(lines) == 12 and all(len(ln) <= 60 for ln in lines) and len(rows) == 1
+            and label.startswith(rows[0].split()[0]) and len(rows[0].split()[0]) < len(label)
+            and lines[3].split()[:2] == ["CONTAINER", "CORES"],
+            "60 columns: every line cut to 60, the label shortened (%r), the row not wrapped: %r"
+            % (rows[0].split()[0] if rows else None, lines[:6]))
+
+
+def crash(args, tmp):
+    work = os.path.join(tmp, "crash")
+    os.mkdir(work)
+    screen = Screen(args, work, ["-i", "0.5"])
+    try:
+        h.check(screen.wait_title(), "crash: the title shows")
+        pid = subprocess.run(["pgrep", "-n", "-f", "^%s -i 0.5$" % re.escape(args.cgstat)],
+                             stdout=subprocess.PIPE).stdout.split()
+        subprocess.run(["kill", "-SEGV"] + [p.decode() for p in pid])
+        code = h.wait_file(screen.rc)
+        stty = h.wait_file(screen.stty).split()
+        restored = not screen.alternate()
+    finally:
+        screen.close()
+    h.check(len(pid) == 1 and code == "139" and restored and "echo" in stty
+            and "icanon" in stty,
+            "SIGSEGV: exit %s (139), alternate screen off %s, echo and icanon back on: %s"
+            % (code, restored, "echo" in stty and "icanon" in stty))
+
+
+def main():
+    args = h.parse_args()
+    tmp = tempfile.mkdtemp(prefix="cgstat-live-")
+    h.scratch_path(tmp)
+    readme_first_command(args, tmp)
+    sorting_and_shapes(args, tmp)
+    narrow(args, tmp)
+    crash(args, tmp)
+    h.done()
+
+
+if __name__ == "__main__":
+    main()

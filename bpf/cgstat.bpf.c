@@ -18,6 +18,7 @@
 #define TASK_UNINTERRUPTIBLE 0x0002
 #define TASK_DEAD	     0x0080
 #define TASK_NOLOAD	     0x0400
+#define PF_KTHREAD	     0x00200000 /* include/linux/sched.h; the idle tasks have it too */
 
 /*
  * Blocked is D as ps shows it: uninterruptible, but not TASK_IDLE (uninterruptible | noload),
@@ -688,6 +689,7 @@ struct switch_out {
 	__u64 migrations; /* where a repair found its switch-in unseen: since last counted */
 	struct waits_recovered recovered; /* where a repair found its switch-in unseen */
 	bool voluntary;
+	__u32 preempted_by; /* when not voluntary: CG_PREEMPTED_BY_SAME, _OTHER or _KERNEL */
 };
 
 /*
@@ -914,10 +916,15 @@ static __always_inline struct task_state *switch_in_decide(struct task_struct *n
 static __always_inline void count_switch_out(struct cg_slot_live *live,
 					     const struct switch_out *out)
 {
-	if (out->voluntary)
+	__u32 by = out->preempted_by;
+
+	if (out->voluntary) {
 		live->count[CG_NVCSW]++;
-	else
+	} else {
 		live->count[CG_NIVCSW]++;
+		if (by >= CG_PREEMPTED_BY_SAME && by <= CG_PREEMPTED_BY_KERNEL)
+			live->count[by]++;
+	}
 	live->count[CG_MINOR_FAULTS] += out->min_flt;
 	live->count[CG_MAJOR_FAULTS] += out->maj_flt;
 	live->count[CG_MIGRATIONS] += out->migrations;
@@ -1260,6 +1267,12 @@ int BPF_PROG(cg_sched_switch, bool preempt, struct task_struct *prev, struct tas
 		prev_ts = switch_out_decide(prev, preempt, prev_state, now, &out);
 	if (next->pid)
 		next_ts = switch_in_decide(next, now, &in);
+	/* who took the CPU: the cgroups are the tasks' own, as the slots were resolved for */
+	if (prev_ts && !out.voluntary)
+		out.preempted_by = next->flags & PF_KTHREAD ? CG_PREEMPTED_BY_KERNEL
+				   : next_ts && next_ts->cgid == prev_ts->cgid
+					   ? CG_PREEMPTED_BY_SAME
+					   : CG_PREEMPTED_BY_OTHER;
 	/*
 	 * perf counters are read only where the running cgroup changes: everything counted on
 	 * this CPU since the last read belongs to the cgroup the record counted on CPU. Both

@@ -42,6 +42,13 @@ enum cg_count {
 	CG_RUNQ_WAITS,	 /* run-queue waits, each ended by a switch-in */
 	CG_MINOR_FAULTS, /* page faults served without I/O: the task's min_flt moved while it ran */
 	CG_MAJOR_FAULTS, /* page faults that waited for I/O: its maj_flt */
+	/*
+	 * Who took the CPU at an involuntary switch (they add up to CG_NIVCSW): next was a
+	 * thread of prev's own cgroup, of another cgroup, or a kernel thread (PF_KTHREAD).
+	 */
+	CG_PREEMPTED_BY_SAME,
+	CG_PREEMPTED_BY_OTHER,
+	CG_PREEMPTED_BY_KERNEL,
 	CG_NR_COUNTS,
 };
 

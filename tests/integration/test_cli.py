@@ -29,7 +29,8 @@ CONTAINER_HEADER = ("epochMillis,container,cpuCores,voluntarySwitchesPerSecond,"
                     "involuntarySwitchesPerSecond")
 SCHED_HEADER = ("epochMillis,container,tasks,onCpuMillis,runqWaitMillis,offCpuSleepMillis,"
                 "offCpuBlockedMillis,voluntarySwitches,involuntarySwitches,migrations,runqWaits,"
-                "runqP50Micros,runqP99Micros,runqMaxMicros")
+                "runqP50Micros,runqP99Micros,runqMaxMicros,preemptedBySameCgroup,"
+                "preemptedByOtherCgroup,preemptedByKernel")
 
 # Every option cgstat has (README's table and the issue's -e, --no-perf, --messages).
 OPTIONS = ["-c", "--cgroup", "-p", "--pid", "-n", "--name", "-i", "--interval", "-d",

@@ -13,6 +13,7 @@
  *
  *   workload [--cgroup DIR] pingpong ROUNDS CPU   two threads on one CPU, pipe round trips
  *   workload [--cgroup DIR] hogs SECONDS CPU      two spinning threads sharing one CPU
+ *   workload [--cgroup DIR] spinner SECONDS CPU   one spinning thread on that CPU
  *   workload [--cgroup DIR] sleeper SECONDS       one thread: spin 0.5 ms, sleep 5 ms
  *   workload [--cgroup DIR] vfork SECONDS         vfork children that sleep 20 ms: parent in D
  *   workload [--cgroup DIR] slices SECONDS        on CPU 0 a SCHED_FIFO thread runs 4 ms in 10
@@ -486,7 +487,7 @@ static void *pp_thread(void *arg)
 	return __sync_fetch_and_add(&which, 1) ? pp_pong(arg) : pp_ping(arg);
 }
 
-/* hogs, steady */
+/* hogs, spinner, steady */
 static double seconds;
 static int hog_cpu;
 
@@ -932,6 +933,10 @@ int main(int argc, char **argv)
 		seconds = atof(argv[i + 1]);
 		hog_cpu = atoi(argv[i + 2]);
 		run_threads(2, hog, NULL);
+	} else if (!strcmp(argv[i], "spinner") && argc - i == 3) {
+		seconds = atof(argv[i + 1]);
+		hog_cpu = atoi(argv[i + 2]);
+		run_threads(1, hog, NULL);
 	} else if (!strcmp(argv[i], "steady") && argc - i == 3) {
 		seconds = atof(argv[i + 1]);
 		run_threads(atoi(argv[i + 2]), steady, NULL);

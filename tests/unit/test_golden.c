@@ -67,6 +67,9 @@ static void run_for(struct cg_slot_snap *s, uint64_t on_ns, uint64_t runq_ns, ui
 	s->time_ns[CG_STOLEN] += on_ns / 100;
 	s->count[CG_NVCSW] += waits;
 	s->count[CG_NIVCSW] += waits / 4;
+	s->count[CG_PREEMPTED_BY_SAME] += waits / 8;
+	s->count[CG_PREEMPTED_BY_OTHER] += waits / 4 - waits / 8 - waits / 40;
+	s->count[CG_PREEMPTED_BY_KERNEL] += waits / 40;
 	s->count[CG_MIGRATIONS] += waits / 10;
 	s->count[CG_RUNQ_WAITS] += waits;
 	s->count[CG_MINOR_FAULTS] += waits * 7;

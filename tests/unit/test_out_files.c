@@ -13,10 +13,11 @@
 
 #define CONTAINER_HEADER \
 	"epochMillis,container,cpuCores,voluntarySwitchesPerSecond,involuntarySwitchesPerSecond\n"
-#define SCHED_HEADER                                                                      \
-	"epochMillis,container,tasks,onCpuMillis,runqWaitMillis,offCpuSleepMillis,"       \
-	"offCpuBlockedMillis,voluntarySwitches,involuntarySwitches,migrations,runqWaits," \
-	"runqP50Micros,runqP99Micros,runqMaxMicros\n"
+#define SCHED_HEADER                                                                              \
+	"epochMillis,container,tasks,onCpuMillis,runqWaitMillis,offCpuSleepMillis,"               \
+	"offCpuBlockedMillis,voluntarySwitches,involuntarySwitches,migrations,runqWaits,"         \
+	"runqP50Micros,runqP99Micros,runqMaxMicros,preemptedBySameCgroup,preemptedByOtherCgroup," \
+	"preemptedByKernel\n"
 
 static char base[] = "/tmp/test_out_files.XXXXXX";
 static char path[4096];
@@ -80,6 +81,9 @@ static struct cg_interval make_interval(void)
 		.time_ns = { 750000000, 250000000, 200000000, 1234567 },
 		.count[CG_NVCSW] = 250,
 		.count[CG_NIVCSW] = 20,
+		.count[CG_PREEMPTED_BY_SAME] = 12,
+		.count[CG_PREEMPTED_BY_OTHER] = 7,
+		.count[CG_PREEMPTED_BY_KERNEL] = 1,
 		.count[CG_MIGRATIONS] = 5,
 		.count[CG_RUNQ_WAITS] = 2,
 		.runq_max_ns = 37000,
@@ -146,12 +150,12 @@ static void test_files(void)
 	check_file("out", "sched-stats.csv",
 		   SCHED_HEADER
 		   "1700000000123,web,12,750.000,250.000,200.000,1.235,250,20,5,2,0.992,37.000,"
-		   "37.000\n"
-		   "1700000000123," TRICKY_CSV ",1,0.000,0.000,0.000,0.000,0,0,0,0,,,\n"
+		   "37.000,12,7,1\n"
+		   "1700000000123," TRICKY_CSV ",1,0.000,0.000,0.000,0.000,0,0,0,0,,,,0,0,0\n"
 		   "1700000000623,web,12,750.000,250.000,200.000,1.235,250,20,5,2,0.992,37.000,"
-		   "37.000\n"
+		   "37.000,12,7,1\n"
 		   "1700000001123,web,12,750.000,250.000,200.000,1.235,250,20,5,2,0.992,37.000,"
-		   "37.000\n");
+		   "37.000,12,7,1\n");
 	check_file("out", "perf-stat.csv",
 		   "epochMillis,container,cycles,taskClockMillis\n"
 		   "1700000000123,web,3000000000,1500.000\n"

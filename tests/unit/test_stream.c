@@ -35,6 +35,9 @@ static void make_interval(void)
 		.time_ns = { 1500000000, 250000000, 2000000000, 250000000, 125000000 },
 		.count[CG_NVCSW] = 250,
 		.count[CG_NIVCSW] = 20,
+		.count[CG_PREEMPTED_BY_SAME] = 12,
+		.count[CG_PREEMPTED_BY_OTHER] = 7,
+		.count[CG_PREEMPTED_BY_KERNEL] = 1,
 		.count[CG_MIGRATIONS] = 5,
 		.count[CG_RUNQ_WAITS] = 2,
 		.count[CG_MINOR_FAULTS] = 300,
@@ -89,25 +92,27 @@ static void test_csv(void)
 		render(CG_FORMAT_CSV, true, &err),
 		"epochMillis,intervalMillis,container,cpuCores,tasks,onCpuMillis,runqWaitMillis,"
 		"offCpuSleepMillis,offCpuBlockedMillis,voluntarySwitches,involuntarySwitches,"
-		"migrations,runqWaits,runqP50Micros,runqP99Micros,runqMaxMicros,stolenMillis,"
+		"migrations,runqWaits,runqP50Micros,runqP99Micros,runqMaxMicros,"
+		"preemptedBySameCgroup,preemptedByOtherCgroup,preemptedByKernel,stolenMillis,"
 		"minorPageFaults,majorPageFaults,"
 		"cycles,instructions,taskClockMillis,"
 		"ghz,instructionsPerCycle,llcMissesPerKiloInstructions,llcMissPercent,"
 		"l1dMissesPerKiloInstructions,branchMissesPerKiloInstructions\n"
 		"1700000000123,1000.000,web,1.500,12,1500.000,250.000,2000.000,250.000,"
-		"250,20,5,2,0.992,37.000,37.000,125.000,300,4,3000000000,6000000000,1500.000,"
+		"250,20,5,2,0.992,37.000,37.000,12,7,1,125.000,300,4,3000000000,6000000000,1500.000,"
 		"2.000,2.000,,,,\n"
 		"1700000000123,1000.000,\"a,\"\"b\"\"\n\xff\xfe\",0.000,1,0.000,0.000,0.000,0.000,"
-		"0,0,0,0,,,,0.000,0,0,,1000,0.000,,,,,,\n");
+		"0,0,0,0,,,,0,0,0,0.000,0,0,,1000,0.000,,,,,,\n");
 	CHECK(err == 0);
 
 	/* Later intervals: rows only. Half a second with the same amounts: twice the cores. */
 	iv.nr_records = 1;
 	iv.interval_ns = 500000000;
-	CHECK_STR(render(CG_FORMAT_CSV, false, &err),
-		  "1700000000123,500.000,web,3.000,12,1500.000,250.000,2000.000,250.000,"
-		  "250,20,5,2,0.992,37.000,37.000,125.000,300,4,3000000000,6000000000,1500.000,"
-		  "2.000,2.000,,,,\n");
+	CHECK_STR(
+		render(CG_FORMAT_CSV, false, &err),
+		"1700000000123,500.000,web,3.000,12,1500.000,250.000,2000.000,250.000,"
+		"250,20,5,2,0.992,37.000,37.000,12,7,1,125.000,300,4,3000000000,6000000000,1500.000,"
+		"2.000,2.000,,,,\n");
 	CHECK(err == 0);
 
 	/* Without perf the event columns go and the ratio columns stay, empty. */
@@ -115,12 +120,13 @@ static void test_csv(void)
 	CHECK_STR(render(CG_FORMAT_CSV, true, &err),
 		  "epochMillis,intervalMillis,container,cpuCores,tasks,onCpuMillis,runqWaitMillis,"
 		  "offCpuSleepMillis,offCpuBlockedMillis,voluntarySwitches,involuntarySwitches,"
-		  "migrations,runqWaits,runqP50Micros,runqP99Micros,runqMaxMicros,stolenMillis,"
+		  "migrations,runqWaits,runqP50Micros,runqP99Micros,runqMaxMicros,"
+		  "preemptedBySameCgroup,preemptedByOtherCgroup,preemptedByKernel,stolenMillis,"
 		  "minorPageFaults,majorPageFaults,"
 		  "ghz,instructionsPerCycle,llcMissesPerKiloInstructions,llcMissPercent,"
 		  "l1dMissesPerKiloInstructions,branchMissesPerKiloInstructions\n"
 		  "1700000000123,500.000,web,3.000,12,1500.000,250.000,2000.000,250.000,"
-		  "250,20,5,2,0.992,37.000,37.000,125.000,300,4,,,,,,\n");
+		  "250,20,5,2,0.992,37.000,37.000,12,7,1,125.000,300,4,,,,,,\n");
 	CHECK(err == 0);
 }
 
@@ -139,7 +145,8 @@ static void test_json_exact(void)
 		"\"runqWaitMillis\":250,\"offCpuSleepMillis\":2000,\"offCpuBlockedMillis\":250,"
 		"\"voluntarySwitches\":250,\"involuntarySwitches\":20,\"migrations\":5,"
 		"\"runqWaits\":2,\"runqP50Micros\":0.992,\"runqP99Micros\":37,"
-		"\"runqMaxMicros\":37,\"stolenMillis\":125,\"minorPageFaults\":300,\"majorPageFaults\":4,\"cycles\":3000000000,\"instructions\":6000000000,"
+		"\"runqMaxMicros\":37,\"preemptedBySameCgroup\":12,\"preemptedByOtherCgroup\":7,"
+		"\"preemptedByKernel\":1,\"stolenMillis\":125,\"minorPageFaults\":300,\"majorPageFaults\":4,\"cycles\":3000000000,\"instructions\":6000000000,"
 		"\"taskClockMillis\":1500,\"ghz\":2,\"instructionsPerCycle\":2}}}\n");
 	CHECK(err == 0);
 

@@ -56,12 +56,16 @@ static void test_exact(void)
 		"\"runqWaitsPerSecond\":0,\"runqWaitMillisPerSecond\":0,"
 		"\"offCpuSleepMillisPerSecond\":0,\"offCpuBlockedMillisPerSecond\":0,\"stolenMillisPerSecond\":0,"
 		"\"minorPageFaultsPerSecond\":0,\"majorPageFaultsPerSecond\":0,"
+		"\"preemptedBySameCgroupPerSecond\":0,\"preemptedByOtherCgroupPerSecond\":0,"
+		"\"preemptedByKernelPerSecond\":0,"
 		"\"tasks\":3}},"
 		"\"allContainers\":{\"cpus\":3,\"voluntarySwitchesPerSecond\":500,"
 		"\"involuntarySwitchesPerSecond\":0,\"migrationsPerSecond\":0,"
 		"\"runqWaitsPerSecond\":0,\"runqWaitMillisPerSecond\":0,"
 		"\"offCpuSleepMillisPerSecond\":0,\"offCpuBlockedMillisPerSecond\":0,\"stolenMillisPerSecond\":0,"
 		"\"minorPageFaultsPerSecond\":0,\"majorPageFaultsPerSecond\":0,"
+		"\"preemptedBySameCgroupPerSecond\":0,\"preemptedByOtherCgroupPerSecond\":0,"
+		"\"preemptedByKernelPerSecond\":0,"
 		"\"tasks\":3},\"droppedEvents\":3,\"missedSwitches\":0,"
 		"\"unseenWakeups\":0,\"inconsistencies\":0}");
 	free(text);

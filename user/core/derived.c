@@ -67,6 +67,18 @@ const struct cg_figure_column figure_columns[CG_NR_FIGURES] = {
 				       COUNT(CG_MINOR_FAULTS, PER_SECOND) },
 	[CG_FIG_MAJOR_FAULTS_RATE] = { "majorPageFaultsPerSecond", CG_UNIT_COARSE,
 				       COUNT(CG_MAJOR_FAULTS, PER_SECOND) },
+	[CG_FIG_PREEMPTED_SAME] = { "preemptedBySameCgroup", CG_UNIT_COUNT,
+				    COUNT(CG_PREEMPTED_BY_SAME, AS_IS) },
+	[CG_FIG_PREEMPTED_OTHER] = { "preemptedByOtherCgroup", CG_UNIT_COUNT,
+				     COUNT(CG_PREEMPTED_BY_OTHER, AS_IS) },
+	[CG_FIG_PREEMPTED_KERNEL] = { "preemptedByKernel", CG_UNIT_COUNT,
+				      COUNT(CG_PREEMPTED_BY_KERNEL, AS_IS) },
+	[CG_FIG_PREEMPTED_SAME_RATE] = { "preemptedBySameCgroupPerSecond", CG_UNIT_COARSE,
+					 COUNT(CG_PREEMPTED_BY_SAME, PER_SECOND) },
+	[CG_FIG_PREEMPTED_OTHER_RATE] = { "preemptedByOtherCgroupPerSecond", CG_UNIT_COARSE,
+					  COUNT(CG_PREEMPTED_BY_OTHER, PER_SECOND) },
+	[CG_FIG_PREEMPTED_KERNEL_RATE] = { "preemptedByKernelPerSecond", CG_UNIT_COARSE,
+					   COUNT(CG_PREEMPTED_BY_KERNEL, PER_SECOND) },
 };
 
 static bool per_second(double amount, uint64_t interval_ns, double *value)

@@ -1,0 +1,109 @@
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+"""Who took the CPU at an involuntary switch, each cause made on purpose with a workload whose
+shape says the answer, and the involuntary switches themselves against the kernel's nivcsw:
+
+- same cgroup: two threads of one cgroup spinning on one CPU take it from each other;
+- another cgroup: one spinning thread in each of two cgroups, on one CPU;
+- a kernel thread: one spinning thread that the test moves between the CPUs 200 times, each
+  move made by the CPU's stopper thread (migration/N), which preempts it.
+
+Anything else that runs on that CPU meanwhile (the test, cgstat, a kworker) takes it a few
+times too, which the bounds allow; the three always add up to involuntarySwitches."""
+
+import os
+import time
+
+import harness as h
+
+CPU = 1
+MOVES = 200
+# the share of a cause's preemptions the shape must give it: a few go to whatever else runs
+# on the CPU (2 to 3 of about 250 here: kernel threads)
+SHARE = 0.9
+
+PREEMPT = ("preemptedBySameCgroup", "preemptedByOtherCgroup", "preemptedByKernel")
+
+
+def totals(cgstat, label):
+    rows = [r for r in cgstat.rows("sched-stats.csv") if r["container"] == label]
+    got = {k: sum(int(r[k]) for r in rows)
+           for k in PREEMPT + ("involuntarySwitches", "voluntarySwitches")}
+    return got
+
+
+def check_causes(what, got, cause, least):
+    """cause has at least least of the preemptions and SHARE of all; the three add up."""
+    total = got["involuntarySwitches"]
+    h.check(sum(got[k] for k in PREEMPT) == total,
+            "%s: the causes add up to the involuntary switches: %s = %d"
+            % (what, [got[k] for k in PREEMPT], total))
+    h.check(got[cause] >= least and got[cause] >= SHARE * total,
+            "%s: %s %d of %d involuntary switches (at least %d and %.0f %%)"
+            % (what, cause, got[cause], total, least, 100 * SHARE))
+
+
+def same_cgroup(args):
+    with h.scratch_cgroup("pre-same") as cg:
+        cgstat = h.Cgstat(args.cgstat, ["-q", "-i", "0.5", "--no-perf", "-c", "s=" + cg])
+        report = h.run_workload(args.workload, cg, "hogs", 2, CPU)
+        h.settle()
+        cgstat.stop()
+    got = totals(cgstat, "s")
+    h.check_final_counts("same cgroup", got, report, figures=("involuntary",))
+    check_causes("two spinners of one cgroup on one CPU", got, "preemptedBySameCgroup", 100)
+
+
+def other_cgroup(args):
+    with h.scratch_cgroup("pre-a") as a, h.scratch_cgroup("pre-b") as b:
+        cgstat = h.Cgstat(args.cgstat, ["-q", "-i", "0.5", "--no-perf", "-c", "a=" + a,
+                                        "-c", "b=" + b])
+        load_a = h.Workload(args.workload, a, "spinner", 2, CPU)
+        load_b = h.Workload(args.workload, b, "spinner", 2, CPU)
+        reports = [load_a.wait(), load_b.wait()]
+        h.settle()
+        cgstat.stop()
+    for label, report in zip("ab", reports):
+        got = totals(cgstat, label)
+        h.check_final_counts("cgroup %s" % label, got, report, figures=("involuntary",))
+        check_causes("one spinner in each of two cgroups, cgroup %s" % label, got,
+                     "preemptedByOtherCgroup", 100)
+        h.check(got["preemptedBySameCgroup"] <= 3,
+                "cgroup %s: by its own cgroup %d (its main thread's wakeups at the end only)"
+                % (label, got["preemptedBySameCgroup"]))
+
+
+def kernel_thread(args):
+    with h.scratch_cgroup("pre-kernel") as cg:
+        cgstat = h.Cgstat(args.cgstat, ["-q", "-i", "0.5", "--no-perf", "-c", "k=" + cg])
+        load = h.Workload(args.workload, cg, "spinner", 3, CPU)
+        h.wait_threads(cg, 2)
+        with open(os.path.join(cg, "cgroup.procs")) as f:
+            pid = f.read().split()[0]
+        spinner = int([t for t in h.cgroup_threads(cg) if t != pid][0])
+        time.sleep(0.2)
+        for i in range(MOVES):
+            os.sched_setaffinity(spinner, {i % 2})
+            time.sleep(0.005)
+        report = load.wait()
+        h.settle()
+        cgstat.stop()
+    got = totals(cgstat, "k")
+    h.check_final_counts("moved spinner", got, report, figures=("involuntary",))
+    h.check(sum(got[k] for k in PREEMPT) == got["involuntarySwitches"],
+            "moved spinner: the causes add up to the involuntary switches")
+    h.check(SHARE * MOVES <= got["preemptedByKernel"] <= got["involuntarySwitches"],
+            "a spinner moved %d times: by a kernel thread %d (its CPU's stopper at each move), "
+            "of %d involuntary switches" % (MOVES, got["preemptedByKernel"],
+                                            got["involuntarySwitches"]))
+
+
+def main():
+    args = h.parse_args()
+    same_cgroup(args)
+    other_cgroup(args)
+    kernel_thread(args)
+    h.done()
+
+
+if __name__ == "__main__":
+    main()

@@ -105,9 +105,10 @@ static int stop_fd = -1;
 static bool sleep_until(uint64_t deadline_ns, struct command *cmd, bool *forwarded,
 			struct live *live)
 {
+	/* keys only from a terminal: /dev/null would be readable, at its end, without end */
 	struct pollfd fds[2] = {
 		{ .fd = stop_fd, .events = POLLIN },
-		{ .fd = live ? STDIN_FILENO : -1, .events = POLLIN },
+		{ .fd = live && isatty(STDIN_FILENO) ? STDIN_FILENO : -1, .events = POLLIN },
 	};
 	struct signalfd_siginfo info;
 	struct timespec ts;

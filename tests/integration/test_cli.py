@@ -32,6 +32,8 @@ SCHED_HEADER = ("epochMillis,container,tasks,onCpuMillis,runqWaitMillis,offCpuSl
                 "runqP50Micros,runqP99Micros,runqMaxMicros,preemptedBySameCgroup,"
                 "preemptedByOtherCgroup,preemptedByKernel")
 
+SCHED_WIDTH = SCHED_HEADER.count(",") + 1
+
 # Every option cgstat has (README's table and the issue's -e, --no-perf, --messages).
 OPTIONS = ["-c", "--cgroup", "-p", "--pid", "-n", "--name", "-i", "--interval", "-d",
            "--duration", "-o", "--output-dir", "-f", "--format", "-e", "--events", "--no-perf",
@@ -201,9 +203,9 @@ def closed_stdout(args, tmp):
     with open(os.path.join(out, "sched-stats.csv"), newline="") as f:
         records = list(csv.reader(f))
     widths = sorted({len(r) for r in records})
-    h.check(len(records) > 1 and widths == [14],
-            "closed stdout: %d lines of sched-stats.csv, fields per line %s (14)"
-            % (len(records), widths))
+    h.check(len(records) > 1 and widths == [SCHED_WIDTH],
+            "closed stdout: %d lines of sched-stats.csv, fields per line %s (%d)"
+            % (len(records), widths, SCHED_WIDTH))
     with open(os.path.join(out, "container-summary.json")) as f:
         summary = json.load(f)
     h.check("w" in summary.get("containers", {}), "closed stdout: the summary has container w")
@@ -376,7 +378,8 @@ def hostile_labels(args):
     h.check(code == 0, "hostile labels: exit code %d" % code)
 
     want = {nasty.decode(errors="surrogateescape"), long_label.decode()}
-    for name, width in (("container-stats.csv", 5), ("sched-stats.csv", 14)):
+    for name, width in (("container-stats.csv", CONTAINER_HEADER.count(",") + 1),
+                        ("sched-stats.csv", SCHED_WIDTH)):
         path = os.path.join(cgstat.out_dir, name)
         with open(path, newline="", encoding="utf-8", errors="surrogateescape") as f:
             records = list(csv.reader(f))[1:]

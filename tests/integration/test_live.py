@@ -12,6 +12,7 @@ pane captured as it is redrawn.
   33.3); v is a vfork parent, blocked (D) while its child lives. By cores, w comes first; after
   the key b (blocked share), v does.
 - A narrow terminal: lines are cut to its width, labels shortened first, nothing wrapped.
+- stdin from /dev/null: no keys, and no loop on it.
 - A crash (SIGSEGV): the terminal is given back (echo and canonical mode on, alternate screen
   off) before cgstat dies of it."""
 
@@ -190,6 +191,34 @@ def narrow(args, tmp):
             % (rows[0].split()[0] if rows else None, lines[:6]))
 
 
+def cpu_seconds(pid):
+    """utime + stime of a process, from /proc/PID/stat."""
+    with open("/proc/%d/stat" % pid) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def stdin_not_terminal(args, tmp):
+    """On a terminal with stdin from /dev/null, which is always readable: no keys, and no loop
+    polling it (a loop would take the CPU's whole second each second; the view takes little)."""
+    work = os.path.join(tmp, "devnull")
+    os.mkdir(work)
+    screen = Screen(args, work, ["-i", "0.5", "< /dev/null"])
+    try:
+        h.check(screen.wait_title(), "stdin from /dev/null: the title shows")
+        pid = int(subprocess.run(["pgrep", "-n", "-f", "^%s -i 0.5$" % re.escape(args.cgstat)],
+                                 stdout=subprocess.PIPE).stdout.split()[0])
+        before = cpu_seconds(pid)
+        time.sleep(2)
+        used = cpu_seconds(pid) - before
+        subprocess.run(["kill", "-INT", str(pid)])
+        code = h.wait_file(screen.rc)
+    finally:
+        screen.close()
+    h.check(used < 0.5 and code == "0", "stdin from /dev/null: %.2f s of CPU in 2 s (a loop on "
+            "it would take 2), exit %s after SIGINT" % (used, code))
+
+
 def crash(args, tmp):
     work = os.path.join(tmp, "crash")
     os.mkdir(work)
@@ -217,6 +246,7 @@ def main():
     readme_first_command(args, tmp)
     sorting_and_shapes(args, tmp)
     narrow(args, tmp)
+    stdin_not_terminal(args, tmp)
     crash(args, tmp)
     h.done()
 

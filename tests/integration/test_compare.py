@@ -7,8 +7,10 @@ Every figure the comparison prints is checked against the test's own computation
 runs' container-summary.json: the medians, and the p-value by enumerating all 252 ways to split
 the ten values into two fives (mid-ranks for ties), two-sided as twice the smaller tail; the
 verdict must be a change exactly where p < 0.05. A same-workload comparison can show a change by
-chance (3.2 % a figure for five runs a side), so there the test asserts that the CPU's change is
-small and that at most a quarter of the figures show one, not that none does. Then the bad
+chance (3.2 % a figure for five runs a side, and figures that move together show it together:
+5 of 23 once in CI), so there the test asserts that the CPU's change is under 5 %, not that no
+figure shows one; the two sides take turns to run first, as a fixed order made one consistently
+0.5 % busier (a real difference, which the test found at p=0.04). Then the bad
 inputs: a truncated summary and a missing folder are left out with one line each, a side with
 no run is exit 1, no "vs" exit 2."""
 
@@ -113,9 +115,12 @@ def main():
     h.scratch_path(tmp)
     side_a, side_b, side_a2 = [], [], []
     for i in range(RUNS):
-        side_a.append(runs(args, tmp, "a%d" % i, 1))
+        # the two sides of the same workload take turns to run first, after the 3-thread
+        # run: in a fixed order, the one after it ran 0.5 % more cores, consistently (p=0.04)
+        first, second = (("a", side_a), ("same", side_a2))[::1 if i % 2 else -1]
+        for name, side in (first, second):
+            side.append(runs(args, tmp, "%s%d" % (name, i), 1))
         side_b.append(runs(args, tmp, "b%d" % i, 3))
-        side_a2.append(runs(args, tmp, "same%d" % i, 1))
 
     code, out, err = compare(args, side_a, side_b)
     h.check(code == 0 and not err, "1 thread vs 3: exit %d, stderr %r" % (code, err))
@@ -134,8 +139,9 @@ def main():
     rows = check_rows("the same workload", json.loads(out)["rows"], side_a, side_a2)
     cpus = rows[("w", "cpus")]
     changed = [k for k, r in rows.items() if r["significant"]]
-    h.check(code == 0 and abs(cpus["changePercent"]) < 15 and len(changed) <= len(rows) / 4,
-            "the same workload: cpus %+.1f %% (p=%.3f); figures with a change: %s"
+    h.check(code == 0 and abs(cpus["changePercent"]) < 5,
+            "the same workload: cpus %+.1f %% (p=%.3f), within 5 %%; figures with a change "
+            "(each one's chance is 3.2 %%, and they move together): %s"
             % (cpus["changePercent"], cpus["p"], changed))
 
     # a run killed while writing its summary, and a folder that is not there: left out

@@ -23,8 +23,8 @@ import time
 import harness as h
 
 # The command's own work after it read cpu.stat: the rest of cat's run and the shell's exit.
-# +0.2 to +1.4 ms seen in 4 runs here (cat's exit is most of it)
-AFTER_READING_MS = 3.0
+# +0.2 to +1.4 ms in 4 runs here, up to +2.1 ms in CI (cat's exit is most of it)
+AFTER_READING_MS = 5.0
 
 CPU_STAT = h.CPU_STAT_OF_SELF
 

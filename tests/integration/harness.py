@@ -171,6 +171,20 @@ def command_env():
     return dict(os.environ, CGSTAT_TEST_MOUNT=v2_mount())
 
 
+def tmux_session(session, cwd, command, width=200, height=50):
+    """A detached tmux session running command (a shell line) in cwd. Retried: a new-session
+    that comes while the server of a session just killed is still exiting fails (once in CI,
+    exit 1, between two of test_live's sessions)."""
+    argv = ["tmux", "new-session", "-d", "-s", session, "-x", str(width), "-y", str(height),
+            "-c", cwd, command]
+    for _ in range(20):
+        p = subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        if p.returncode == 0:
+            return
+        time.sleep(0.25)
+    raise RuntimeError("tmux new-session: %s" % p.stderr.decode(errors="replace").strip())
+
+
 def wait_file(path, timeout=10):
     """The text of a file some process writes, once it is there and not empty; raise if it
     is not within timeout seconds."""

@@ -467,10 +467,8 @@ def scrolling_table(args, tmp):
     session = "cgstat-test-%d" % os.getpid()
     with h.scratch_cgroup("tty") as cg:
         label = h.v2_label(cg)
-        subprocess.run(["tmux", "new-session", "-d", "-s", session, "-x", "200", "-y", "50",
-                        "-c", work, "%s -i 0.5 -f table; echo $? > %s; sleep 60"
-                        % (args.cgstat, rc_path)],
-                       check=True)
+        h.tmux_session(session, work, "%s -i 0.5 -f table; echo $? > %s; sleep 60"
+                       % (args.cgstat, rc_path))
         try:
             pane = ""
             for _ in range(300):

@@ -160,9 +160,8 @@ def terminal_ctrl_c(args, tmp, mount):
     with open(script, "w") as f:
         f.write("echo > %s; n=0; trap 'n=$((n+1))' INT; while [ $n -eq 0 ]; do :; done; "
                 "sleep 0.5; exit $n\n" % started)
-    subprocess.run(["tmux", "new-session", "-d", "-s", session, "-x", "200", "-y", "50",
-                    "-c", work, "%s -q -o %s -- sh %s; echo $? > %s; sleep 60"
-                    % (args.cgstat, os.path.join(work, "out"), script, rc_path)], check=True)
+    h.tmux_session(session, work, "%s -q -o %s -- sh %s; echo $? > %s; sleep 60"
+                   % (args.cgstat, os.path.join(work, "out"), script, rc_path))
     try:
         h.wait_file(started, 30)
         time.sleep(0.2)

@@ -46,9 +46,8 @@ class Screen:
         self.session = "cgstat-test-%d-live-%d" % (os.getpid(), id(self))
         self.rc = os.path.join(work, "rc")
         self.stty = os.path.join(work, "stty")
-        tmux("new-session", "-d", "-s", self.session, "-x", str(width), "-y", str(height),
-             "-c", work, "%s %s; echo $? > %s; stty -a > %s; sleep 60"
-             % (args.cgstat, " ".join(cgstat_args), self.rc, self.stty))
+        h.tmux_session(self.session, work, "%s %s; echo $? > %s; stty -a > %s; sleep 60"
+                       % (args.cgstat, " ".join(cgstat_args), self.rc, self.stty), width, height)
 
     def lines(self):
         return tmux("capture-pane", "-p", "-t", self.session).splitlines()

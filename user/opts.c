@@ -304,7 +304,7 @@ static int set_string(char **dst, const char *option, const char *arg, FILE *err
 
 static int parse_format(const char *arg, enum cg_format *format, FILE *err)
 {
-	static const char *const names[] = {
+	static const char *const names[NR_CG_FORMATS] = {
 		[CG_FORMAT_TABLE] = "table",
 		[CG_FORMAT_CSV] = "csv",
 		[CG_FORMAT_JSON] = "json",

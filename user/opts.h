@@ -13,6 +13,7 @@ enum cg_format {
 	CG_FORMAT_CSV,
 	CG_FORMAT_JSON,
 	CG_FORMAT_LIVE, /* full screen, redrawn each interval: the default on a terminal */
+	NR_CG_FORMATS,
 };
 
 /* One -c or -p argument. */

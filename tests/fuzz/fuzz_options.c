@@ -22,7 +22,7 @@ static FILE *dev_null;
 static void check_accepted(const struct cg_opts *o)
 {
 	CHECK(o->interval_ns >= 100000000ULL);
-	CHECK(o->format >= CG_FORMAT_AUTO && o->format <= CG_FORMAT_JSON);
+	CHECK(o->format >= CG_FORMAT_AUTO && o->format < NR_CG_FORMATS);
 	CHECK(o->nr_targets >= 0);
 	CHECK(!o->nr_targets || o->targets);
 	CHECK(!(o->events && o->no_perf));
@@ -31,6 +31,9 @@ static void check_accepted(const struct cg_opts *o)
 	CHECK(o->verbose >= 0);
 	CHECK(o->messages == -1 || (isfinite(o->messages) && o->messages > 0));
 	CHECK(o->max_cgroups >= 1 && o->max_cgroups <= 1000000);
+	/* A command: a non-empty CMD, a label, and no --duration (the command sets the end). */
+	CHECK(!o->command == !o->command_label);
+	CHECK(!o->command || (o->command[0][0] && o->command_label[0] && !o->duration_ns));
 	for (int i = 0; i < o->nr_targets; i++) {
 		const struct cg_target *t = &o->targets[i];
 
@@ -44,6 +47,7 @@ static void check_accepted(const struct cg_opts *o)
 
 			CHECK(!a || !b || strcmp(a, b));
 		}
+		CHECK(!t->name || !o->command_label || strcmp(t->name, o->command_label));
 	}
 }
 
@@ -53,7 +57,10 @@ static bool same_opts(const struct cg_opts *a, const struct cg_opts *b)
 	    a->duration_ns != b->duration_ns || a->format != b->format || a->quiet != b->quiet ||
 	    a->verbose != b->verbose || a->no_perf != b->no_perf ||
 	    a->max_cgroups != b->max_cgroups || !(a->messages == b->messages) ||
-	    !a->events != !b->events || !a->output_dir != !b->output_dir)
+	    !a->events != !b->events || !a->output_dir != !b->output_dir ||
+	    !a->command_label != !b->command_label)
+		return false;
+	if (a->command_label && strcmp(a->command_label, b->command_label))
 		return false;
 	if ((a->events && strcmp(a->events, b->events)) ||
 	    (a->output_dir && strcmp(a->output_dir, b->output_dir)))
@@ -91,7 +98,8 @@ static int parse(struct cg_opts *o, int argc, char **argv)
 	free(text);
 	if (ret != OPTS_RUN) {
 		/* opts_parse() has freed what it had, leaving nothing to free twice. */
-		CHECK(!o->targets && !o->nr_targets && !o->events && !o->output_dir);
+		CHECK(!o->targets && !o->nr_targets && !o->events && !o->output_dir &&
+		      !o->command_label);
 	}
 	return ret;
 }

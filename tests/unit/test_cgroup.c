@@ -106,6 +106,19 @@ static void test_mountinfo(void)
 	CHECK(cgroup_find_v2_mount(FIXTURES "/mountinfo/no-cgroup2", &m) == -ENOENT);
 	CHECK_STR(m.path, "unchanged");
 	CHECK(cgroup_find_v2_mount(FIXTURES "/mountinfo/does-not-exist", &m) == -ENOENT);
+
+	/* v1: "cpu" is its own hierarchy, not the "cpuacct" one or the "cpu,cpuacct" prefix. */
+	CHECK(cgroup_find_v1_mount(FIXTURES "/mountinfo/hybrid", "cpu", &m) == 0);
+	CHECK_STR(m.path, "/sys/fs/cgroup/cpu");
+	CHECK(cgroup_find_v1_mount(FIXTURES "/mountinfo/hybrid", "cpuacct", &m) == 0);
+	CHECK_STR(m.path, "/sys/fs/cgroup/cpuacct");
+	CHECK(cgroup_find_v1_mount(FIXTURES "/mountinfo/v1-joined", "cpu", &m) == 0);
+	CHECK_STR(m.path, "/sys/fs/cgroup/cpu,cpuacct");
+	CHECK(cgroup_find_v1_mount(FIXTURES "/mountinfo/v1-joined", "cpuacct", &m) == 0);
+	CHECK_STR(m.path, "/sys/fs/cgroup/cpu,cpuacct");
+	CHECK(cgroup_find_v1_mount(FIXTURES "/mountinfo/v1-joined", "cpuset", &m) == -ENOENT);
+	CHECK(cgroup_find_v1_mount(FIXTURES "/mountinfo/v2", "cpu", &m) == -ENOENT);
+	CHECK(cgroup_find_v1_mount(FIXTURES "/mountinfo/hybrid", "nope", &m) == -ENOENT);
 }
 
 static void test_resolve(const struct cgroup_mount *m)
@@ -170,10 +183,11 @@ static void test_resolve(const struct cgroup_mount *m)
 static void test_of_pid(const struct cgroup_mount *m)
 {
 	struct cgroup_mount sub = *m;
-	const char *proc = at("proc");
-	char path[PATH_MAX];
+	char path[PATH_MAX], proc[PATH_MAX];
 	uint64_t id;
 
+	/* at() hands out one of 8 buffers, and this test asks it for more. */
+	snprintf(proc, sizeof(proc), "%s", at("proc"));
 	CHECK(cgroup_of_pid(m, proc, 1234, path, sizeof(path), &id) == 0);
 	CHECK_STR(path, at("mnt/a/b"));
 	CHECK(id == ino_of("mnt/a/b"));
@@ -196,6 +210,19 @@ static void test_of_pid(const struct cgroup_mount *m)
 	CHECK(cgroup_of_pid(m, proc, 555, path, sizeof(path), &id) == -ENOENT);
 	CHECK(cgroup_of_pid(m, proc, 88, path, sizeof(path), &id) == -ENOENT);
 	CHECK(cgroup_of_pid(m, proc, 321, path, sizeof(path), &id) == -ENOENT);
+
+	/* v1: the line whose controllers have "cpu", whatever else they list. */
+	CHECK(cgroup_v1_of_pid(m, proc, 77, "cpu", path, sizeof(path)) == 0);
+	CHECK_STR(path, m->path);
+	CHECK(cgroup_v1_of_pid(m, proc, 1234, "memory", path, sizeof(path)) == 0);
+	CHECK_STR(path, at("mnt/x"));
+	CHECK(cgroup_v1_of_pid(m, proc, 1234, "cpu", path, sizeof(path)) == -ENOENT);
+	CHECK(cgroup_v1_of_pid(m, proc, 1234, "name=systemd", path, sizeof(path)) == 0);
+	CHECK(cgroup_v1_of_pid(m, proc, 4321, "cpu", path, sizeof(path)) == -ESRCH);
+	CHECK(cgroup_v1_of_pid(m, proc, 78, "cpu", path, sizeof(path)) == 0);
+	CHECK_STR(path, at("mnt/a/b"));
+	CHECK(cgroup_v1_of_pid(m, proc, 78, "cpuacct", path, sizeof(path)) == 0);
+	CHECK(cgroup_v1_of_pid(m, proc, 78, "cpus", path, sizeof(path)) == -ENOENT);
 }
 
 static void test_label(const struct cgroup_mount *m)
@@ -437,6 +464,8 @@ int main(void)
 	write_file("proc/66/cgroup", "0::/\n");
 	make_dir("proc/77");
 	write_file("proc/77/cgroup", "4:memory:/x\n1:cpu:/\n");
+	make_dir("proc/78");
+	write_file("proc/78/cgroup", "3:cpuset:/x\n2:cpu,cpuacct:/a/b\n0::/\n");
 	make_dir("proc/99");
 	write_file("proc/99/cgroup", "0::/a/b (deleted)\n");
 	make_dir("proc/555");

@@ -74,9 +74,10 @@ static int unescape_octal(char *s)
 /*
  * "ID PARENT MAJ:MIN ROOT MOUNTPOINT OPTS [OPTIONAL...] - FSTYPE SOURCE SUPEROPTS". The number
  * of optional fields varies, so the filesystem type is found after the lone "-", never by its
- * position. Splits line in place; true with root and mountpoint decoded for a cgroup2 line.
+ * position. Splits line in place; true with root and mountpoint decoded for a line of fstype.
  */
-static bool parse_cgroup2_line(char *line, char **root, char **mountpoint)
+static bool parse_mount_line(char *line, const char *fstype, char **root, char **mountpoint,
+			     char **superopts)
 {
 	char *field[6], *tail[3], *save = NULL, *token;
 	size_t i;
@@ -96,7 +97,7 @@ static bool parse_cgroup2_line(char *line, char **root, char **mountpoint)
 		if (!tail[i])
 			return false;
 	}
-	if (strcmp(tail[0], "cgroup2") || !is_decimal(field[0]) || !is_decimal(field[1]) ||
+	if (strcmp(tail[0], fstype) || !is_decimal(field[0]) || !is_decimal(field[1]) ||
 	    !is_device(field[2]))
 		return false;
 	if (unescape_octal(field[3]) || unescape_octal(field[4]) || field[3][0] != '/' ||
@@ -104,12 +105,29 @@ static bool parse_cgroup2_line(char *line, char **root, char **mountpoint)
 		return false;
 	*root = field[3];
 	*mountpoint = field[4];
+	*superopts = tail[2];
 	return true;
 }
 
-int cgroup_find_v2_mount(const char *mountinfo_path, struct cgroup_mount *m)
+/* Whether a comma-separated list (mount options, a v1 hierarchy's controllers) has word. */
+static bool list_has(const char *list, const char *word)
 {
-	char *line = NULL, *root, *mountpoint;
+	size_t n = strlen(word);
+
+	for (const char *p = list; p; p = strchr(p, ',')) {
+		if (*p == ',')
+			p++;
+		if (!strncmp(p, word, n) && (p[n] == ',' || p[n] == '\0'))
+			return true;
+	}
+	return false;
+}
+
+/* The first mount of fstype in mountinfo_path whose super options have option (or any, NULL). */
+static int find_mount(const char *mountinfo_path, const char *fstype, const char *option,
+		      struct cgroup_mount *m)
+{
+	char *line = NULL, *root, *mountpoint, *superopts;
 	size_t size = 0;
 	int ret = -ENOENT;
 	FILE *f;
@@ -119,7 +137,9 @@ int cgroup_find_v2_mount(const char *mountinfo_path, struct cgroup_mount *m)
 		return -errno;
 	errno = 0;
 	while (getline(&line, &size, f) != -1) {
-		if (!parse_cgroup2_line(line, &root, &mountpoint))
+		if (!parse_mount_line(line, fstype, &root, &mountpoint, &superopts))
+			continue;
+		if (option && !list_has(superopts, option))
 			continue;
 		if (strlen(root) >= sizeof(m->root) || strlen(mountpoint) >= sizeof(m->path)) {
 			ret = -ENAMETOOLONG;
@@ -136,6 +156,16 @@ out:
 	free(line);
 	fclose(f);
 	return ret;
+}
+
+int cgroup_find_v2_mount(const char *mountinfo_path, struct cgroup_mount *m)
+{
+	return find_mount(mountinfo_path, "cgroup2", NULL, m);
+}
+
+int cgroup_find_v1_mount(const char *mountinfo_path, const char *controller, struct cgroup_mount *m)
+{
+	return find_mount(mountinfo_path, "cgroup", controller, m);
 }
 
 /* Appends the components of s to the normalised absolute path out[0..*n). */
@@ -370,13 +400,18 @@ static int open_failure(const char *proc, int pid)
 	return access(dir, F_OK) && errno == ENOENT ? -ESRCH : -ENOENT;
 }
 
-int cgroup_of_pid(const struct cgroup_mount *m, const char *proc, int pid, char *path, size_t len,
-		  uint64_t *id)
+/*
+ * The cgroup of a process in one hierarchy, from its PROC/PID/cgroup line
+ * "HIERARCHY-ID:CONTROLLERS:PATH": the v2 one ("0::") when controller is NULL, else the v1 one
+ * whose controllers include it. The absolute path under m, which shows that hierarchy.
+ */
+static int pid_cgroup_path(const struct cgroup_mount *m, const char *proc, int pid,
+			   const char *controller, char *path, size_t len)
 {
 	static const char deleted[] = " (deleted)";
 	char file[PATH_MAX], full[PATH_MAX];
 	const char *cgroup = NULL, *below_root;
-	char *line = NULL;
+	char *line = NULL, *controllers, *colon;
 	size_t size = 0, cgroup_len;
 	ssize_t line_len;
 	int ret;
@@ -391,10 +426,17 @@ int cgroup_of_pid(const struct cgroup_mount *m, const char *proc, int pid, char 
 		return open_failure(proc, pid);
 	errno = 0;
 	while ((line_len = getline(&line, &size, f)) != -1) {
-		if (!strncmp(line, "0::", 3)) {
-			if (line[line_len - 1] == '\n')
-				line[line_len - 1] = '\0';
-			cgroup = line + 3;
+		if (line[line_len - 1] == '\n')
+			line[line_len - 1] = '\0';
+		controllers = strchr(line, ':');
+		colon = controllers ? strchr(controllers + 1, ':') : NULL;
+		if (!colon)
+			continue;
+		*colon = '\0';
+		*controllers++ = '\0';
+		if (controller ? list_has(controllers, controller)
+			       : !strcmp(line, "0") && !*controllers) {
+			cgroup = colon + 1;
 			break;
 		}
 	}
@@ -421,13 +463,25 @@ int cgroup_of_pid(const struct cgroup_mount *m, const char *proc, int pid, char 
 	ret = -ENOENT;
 	if (!path_below(m->path, full))
 		goto out;
-	ret = cgroup_id_of_path(full, id);
-	if (!ret)
-		ret = copy_path(path, len, full);
+	ret = copy_path(path, len, full);
 out:
 	free(line);
 	fclose(f);
 	return ret;
+}
+
+int cgroup_of_pid(const struct cgroup_mount *m, const char *proc, int pid, char *path, size_t len,
+		  uint64_t *id)
+{
+	int ret = pid_cgroup_path(m, proc, pid, NULL, path, len);
+
+	return ret ? ret : cgroup_id_of_path(path, id);
+}
+
+int cgroup_v1_of_pid(const struct cgroup_mount *m, const char *proc, int pid,
+		     const char *controller, char *path, size_t len)
+{
+	return pid_cgroup_path(m, proc, pid, controller, path, len);
 }
 
 const char *cgroup_label(const struct cgroup_mount *m, const char *path)

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * Finding cgroups: the v2 mount from mountinfo, a -c or -p argument to a directory and id, and
- * ids back to paths for the all-cgroups mode. No libbpf here.
+ * Finding cgroups: the v2 mount (and a v1 controller's) from mountinfo, a -c or -p argument to a
+ * directory and id, and ids back to paths for the all-cgroups mode. No libbpf here.
  */
 #ifndef CGSTAT_CGROUP_H
 #define CGSTAT_CGROUP_H
@@ -21,6 +21,13 @@ struct cgroup_mount {
 int cgroup_find_v2_mount(const char *mountinfo_path, struct cgroup_mount *m);
 
 /*
+ * The first v1 hierarchy ("cgroup" mount) with controller among its super options, e.g. "cpu"
+ * on a hybrid host. 0, -ENOENT when there is none, or -errno.
+ */
+int cgroup_find_v1_mount(const char *mountinfo_path, const char *controller,
+			 struct cgroup_mount *m);
+
+/*
  * Resolve a -c value: an absolute path (must lie under the mount), a path relative to the
  * mount, or a decimal cgroup id (searched for under the mount). Writes the absolute directory
  * path and the cgroup id (the directory's inode number). 0, -ENOENT, -EINVAL (outside the
@@ -36,6 +43,13 @@ int cgroup_resolve(const struct cgroup_mount *m, const char *spec, char *path, s
  */
 int cgroup_of_pid(const struct cgroup_mount *m, const char *proc, int pid, char *path, size_t len,
 		  uint64_t *id);
+
+/*
+ * The cgroup of a process in the v1 hierarchy mounted at m that has controller, from its
+ * PROC/PID/cgroup line: an absolute path under m. 0, -ESRCH, -ENOENT (no such line) or -errno.
+ */
+int cgroup_v1_of_pid(const struct cgroup_mount *m, const char *proc, int pid,
+		     const char *controller, char *path, size_t len);
 
 /* The directory's cgroup id: its inode number, as the kernel's kernfs id on 64-bit. */
 int cgroup_id_of_path(const char *path, uint64_t *id);

@@ -85,6 +85,7 @@ static const char usage_text[] =
 	"  sched-stats.csv         per cgroup and interval: on-CPU, run-queue, sleep and blocked\n"
 	"                          time, switches, migrations, run-queue waits and quantiles\n"
 	"  perf-stat.csv           per cgroup and interval: perf counters\n"
+	"  cgroup-stats.csv        per cgroup and interval: CPU throttling, pressure stall times\n"
 	"  host-io.csv             per interval: host CPU busy and iowait, disk throughput\n"
 	"  container-summary.json  per cgroup: averages and rates over the whole run\n"
 	"\n"

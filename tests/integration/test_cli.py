@@ -507,8 +507,9 @@ def verbose_and_no_perf(args, tmp):
             "-vv: exit %d, %d libbpf lines, cgstat's attached line: %s"
             % (code, sum(l.startswith("libbpf: ") for l in lines),
                [l for l in lines if l.startswith("cgstat:")][:3]))
-    h.check(sorted(os.listdir(out)) == ["container-stats.csv", "container-summary.json",
-                                        "host-io.csv", "sched-stats.csv"],
+    h.check(sorted(os.listdir(out)) == ["cgroup-stats.csv", "container-stats.csv",
+                                        "container-summary.json", "host-io.csv",
+                                        "sched-stats.csv"],
             "--no-perf: the files written %s, no perf-stat.csv" % sorted(os.listdir(out)))
 
 

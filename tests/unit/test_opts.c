@@ -382,11 +382,12 @@ static void test_command(void)
 static void test_help_and_version(void)
 {
 	static const char *const mentions[] = {
-		"--cgroup",	   "--pid",	    "--name",	     "--interval",
-		"--duration",	   "--output-dir",  "--format",	     "--events",
-		"--no-perf",	   "--messages",    "--max-cgroups", "--quiet",
-		"--verbose",	   "--help",	    "--version",     "container-stats.csv",
-		"sched-stats.csv", "perf-stat.csv", "host-io.csv",   "container-summary.json",
+		"--cgroup",	    "--pid",	     "--name",	      "--interval",
+		"--duration",	    "--output-dir",  "--format",      "--events",
+		"--no-perf",	    "--messages",    "--max-cgroups", "--quiet",
+		"--verbose",	    "--help",	     "--version",     "container-stats.csv",
+		"sched-stats.csv",  "perf-stat.csv", "host-io.csv",   "container-summary.json",
+		"cgroup-stats.csv",
 	};
 	struct result r;
 

@@ -19,6 +19,11 @@
 	"runqP50Micros,runqP99Micros,runqMaxMicros,preemptedBySameCgroup,preemptedByOtherCgroup," \
 	"preemptedByKernel\n"
 
+#define CGROUP_HEADER                                                                           \
+	"epochMillis,container,periods,throttledPeriods,throttledMillis,cpuPressureSomeMillis," \
+	"cpuPressureFullMillis,memoryPressureSomeMillis,ioPressureSomeMillis,"                  \
+	"ioPressureFullMillis\n"
+
 static char base[] = "/tmp/test_out_files.XXXXXX";
 static char path[4096];
 
@@ -89,6 +94,9 @@ static struct cg_interval make_interval(void)
 		.runq_max_ns = 37000,
 		.counter = { 3000000000ULL, 1500000000 },
 		.counter_valid = { true, true },
+		/* throttled 3 of 5 periods for 12.5 ms; io "full" not read: an empty field */
+		.cgroupfs = { 5, 3, 12500000, 40000000, 1000, 0, 7654321, 99 },
+		.cgroupfs_valid = (1u << CG_NR_CGROUPFS) - 1 - (1u << CG_FS_IO_FULL_NS),
 	};
 	records[0].runq_hist.bucket[cg_hist_bucket(1000)] = 1;
 	records[0].runq_hist.bucket[cg_hist_bucket(37000)] = 1;
@@ -125,6 +133,7 @@ static void test_files(void)
 	 */
 	check_file("out", "container-stats.csv", CONTAINER_HEADER);
 	check_file("out", "sched-stats.csv", SCHED_HEADER);
+	check_file("out", "cgroup-stats.csv", CGROUP_HEADER);
 	check_file("out", "perf-stat.csv", "");
 	check_file("out", "host-io.csv", "");
 	CHECK(!exists("out", "container-summary.json"));
@@ -156,6 +165,11 @@ static void test_files(void)
 		   "37.000,12,7,1\n"
 		   "1700000001123,web,12,750.000,250.000,200.000,1.235,250,20,5,2,0.992,37.000,"
 		   "37.000,12,7,1\n");
+	check_file("out", "cgroup-stats.csv",
+		   CGROUP_HEADER "1700000000123,web,5,3,12.500,40.000,0.001,0.000,7.654,\n"
+				 "1700000000123," TRICKY_CSV ",,,,,,,,\n"
+				 "1700000000623,web,5,3,12.500,40.000,0.001,0.000,7.654,\n"
+				 "1700000001123,web,5,3,12.500,40.000,0.001,0.000,7.654,\n");
 	check_file("out", "perf-stat.csv",
 		   "epochMillis,container,cycles,taskClockMillis\n"
 		   "1700000000123,web,3000000000,1500.000\n"

@@ -23,6 +23,7 @@ int unit_decimals(enum cg_unit unit)
 
 #define TIME(state, scale)	   CG_AMOUNT_TIME, state, CG_SCALE_##scale
 #define COUNT(count, scale)	   CG_AMOUNT_COUNT, count, CG_SCALE_##scale
+#define CGROUPFS(item, scale)	   CG_AMOUNT_CGROUPFS, item, CG_SCALE_##scale
 #define RUNQ_QUANTILE(thousandths) CG_AMOUNT_RUNQ_QUANTILE, thousandths, CG_SCALE_MICROS
 
 const struct cg_figure_column figure_columns[CG_NR_FIGURES] = {
@@ -79,6 +80,21 @@ const struct cg_figure_column figure_columns[CG_NR_FIGURES] = {
 					  COUNT(CG_PREEMPTED_BY_OTHER, PER_SECOND) },
 	[CG_FIG_PREEMPTED_KERNEL_RATE] = { "preemptedByKernelPerSecond", CG_UNIT_COARSE,
 					   COUNT(CG_PREEMPTED_BY_KERNEL, PER_SECOND) },
+	[CG_FIG_PERIODS] = { "periods", CG_UNIT_COUNT, CGROUPFS(CG_FS_PERIODS, AS_IS) },
+	[CG_FIG_THROTTLED_PERIODS] = { "throttledPeriods", CG_UNIT_COUNT,
+				       CGROUPFS(CG_FS_THROTTLED_PERIODS, AS_IS) },
+	[CG_FIG_THROTTLED_MILLIS] = { "throttledMillis", CG_UNIT_FINE,
+				      CGROUPFS(CG_FS_THROTTLED_NS, MILLIS) },
+	[CG_FIG_CPU_PRESSURE_SOME_MILLIS] = { "cpuPressureSomeMillis", CG_UNIT_FINE,
+					      CGROUPFS(CG_FS_CPU_SOME_NS, MILLIS) },
+	[CG_FIG_CPU_PRESSURE_FULL_MILLIS] = { "cpuPressureFullMillis", CG_UNIT_FINE,
+					      CGROUPFS(CG_FS_CPU_FULL_NS, MILLIS) },
+	[CG_FIG_MEMORY_PRESSURE_SOME_MILLIS] = { "memoryPressureSomeMillis", CG_UNIT_FINE,
+						 CGROUPFS(CG_FS_MEMORY_SOME_NS, MILLIS) },
+	[CG_FIG_IO_PRESSURE_SOME_MILLIS] = { "ioPressureSomeMillis", CG_UNIT_FINE,
+					     CGROUPFS(CG_FS_IO_SOME_NS, MILLIS) },
+	[CG_FIG_IO_PRESSURE_FULL_MILLIS] = { "ioPressureFullMillis", CG_UNIT_FINE,
+					     CGROUPFS(CG_FS_IO_FULL_NS, MILLIS) },
 };
 
 static bool per_second(double amount, uint64_t interval_ns, double *value)
@@ -127,6 +143,11 @@ static bool figure_amount(const struct cg_record *r, const struct cg_figure_colu
 		if (!r->count[CG_RUNQ_WAITS])
 			return false;
 		*amount = (double)r->runq_max_ns;
+		return true;
+	case CG_AMOUNT_CGROUPFS:
+		if (!(r->cgroupfs_valid & (1u << col->index)))
+			return false;
+		*amount = (double)r->cgroupfs[col->index];
 		return true;
 	}
 	return false;

@@ -34,6 +34,7 @@ enum cg_amount {
 	CG_AMOUNT_TASKS,	 /* tasks at the end */
 	CG_AMOUNT_RUNQ_QUANTILE, /* index: the quantile in thousandths; needs a wait */
 	CG_AMOUNT_RUNQ_MAX,	 /* the longest wait; needs a wait */
+	CG_AMOUNT_CGROUPFS,	 /* cgroupfs[index]: an enum cg_cgroupfs; needs its valid bit */
 };
 
 /* How the amount is shown. */
@@ -93,6 +94,14 @@ enum cg_figure {
 	CG_FIG_PREEMPTED_SAME_RATE,
 	CG_FIG_PREEMPTED_OTHER_RATE,
 	CG_FIG_PREEMPTED_KERNEL_RATE,
+	CG_FIG_PERIODS, /* from the cgroup's files (cgroup-stats.csv) */
+	CG_FIG_THROTTLED_PERIODS,
+	CG_FIG_THROTTLED_MILLIS,
+	CG_FIG_CPU_PRESSURE_SOME_MILLIS,
+	CG_FIG_CPU_PRESSURE_FULL_MILLIS,
+	CG_FIG_MEMORY_PRESSURE_SOME_MILLIS,
+	CG_FIG_IO_PRESSURE_SOME_MILLIS,
+	CG_FIG_IO_PRESSURE_FULL_MILLIS,
 	CG_NR_FIGURES,
 };
 

@@ -18,6 +18,23 @@ struct cg_hist {
 	uint64_t count;
 };
 
+/*
+ * What the cgroup's own files say about the interval (cgroup-stats.csv): deltas of cpu.stat's
+ * throttling (v2, or the v1 cpu controller's cgroup of the tasks on a hybrid host) and of the
+ * total= stall times of cpu.pressure, memory.pressure and io.pressure. Times in nanoseconds.
+ */
+enum cg_cgroupfs {
+	CG_FS_PERIODS,		 /* nr_periods: CFS bandwidth periods that had runnable tasks */
+	CG_FS_THROTTLED_PERIODS, /* nr_throttled */
+	CG_FS_THROTTLED_NS,	 /* throttled_usec (v2) or throttled_time (v1) */
+	CG_FS_CPU_SOME_NS,	 /* cpu.pressure "some" total= */
+	CG_FS_CPU_FULL_NS,
+	CG_FS_MEMORY_SOME_NS,
+	CG_FS_IO_SOME_NS,
+	CG_FS_IO_FULL_NS,
+	CG_NR_CGROUPFS,
+};
+
 struct cg_record {
 	const char *name; /* the label: NAME= of -c/-p, else the path under the v2 mount */
 	uint64_t cgid;
@@ -30,6 +47,8 @@ struct cg_record {
 	/* perf counters, in the order of the run's event list; counter_valid says which count */
 	uint64_t counter[CG_MAX_EVENTS];
 	bool counter_valid[CG_MAX_EVENTS];
+	uint64_t cgroupfs[CG_NR_CGROUPFS]; /* one per enum cg_cgroupfs */
+	uint32_t cgroupfs_valid;	   /* bit i: cgroupfs[i] was read at both ends */
 };
 
 /* One physical disk over one interval (host-io.csv). */

@@ -38,6 +38,17 @@ static const enum cg_figure sched_figures[] = {
 	CG_FIG_PREEMPTED_SAME,	CG_FIG_PREEMPTED_OTHER, CG_FIG_PREEMPTED_KERNEL,
 };
 
+static const enum cg_figure cgroup_figures[] = {
+	CG_FIG_PERIODS,
+	CG_FIG_THROTTLED_PERIODS,
+	CG_FIG_THROTTLED_MILLIS,
+	CG_FIG_CPU_PRESSURE_SOME_MILLIS,
+	CG_FIG_CPU_PRESSURE_FULL_MILLIS,
+	CG_FIG_MEMORY_PRESSURE_SOME_MILLIS,
+	CG_FIG_IO_PRESSURE_SOME_MILLIS,
+	CG_FIG_IO_PRESSURE_FULL_MILLIS,
+};
+
 static const struct figure_file container_file = {
 	"container-stats.csv",
 	container_figures,
@@ -48,6 +59,12 @@ static const struct figure_file sched_file = {
 	"sched-stats.csv",
 	sched_figures,
 	ARRAY_SIZE(sched_figures),
+};
+
+static const struct figure_file cgroup_file = {
+	"cgroup-stats.csv",
+	cgroup_figures,
+	ARRAY_SIZE(cgroup_figures),
 };
 
 /*
@@ -68,6 +85,7 @@ struct out_files {
 	int dirfd;
 	struct row_file container;
 	struct row_file sched;
+	struct row_file cgroup;
 	struct row_file perf; /* not open when the run counts no events */
 	struct row_file host;
 	int summary_fd; /* OUT_FILES_SUMMARY_IN_PLACE: container-summary.json, else -1 */
@@ -276,49 +294,9 @@ static void host_row(struct out_files *o, const struct cg_interval *iv)
 	csv_end_row(f);
 }
 
-struct out_files *out_files__open(const char *dir, unsigned int flags)
-{
-	struct out_files *o;
-	int err;
-
-	if (mkdir(dir, 0755) && errno != EEXIST)
-		return NULL;
-	o = calloc(1, sizeof(*o));
-	if (!o)
-		return NULL;
-	o->container.fd = o->sched.fd = o->perf.fd = o->host.fd = o->summary_fd = -1;
-	o->dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (o->dirfd < 0) {
-		err = -errno;
-		goto err_out;
-	}
-	err = row_file_open(&o->container, o->dirfd, container_file.name);
-	if (!err)
-		err = row_file_open(&o->sched, o->dirfd, sched_file.name);
-	if (!err) {
-		figure_header(o->container.rows, &container_file);
-		figure_header(o->sched.rows, &sched_file);
-		err = row_file_commit(&o->container);
-	}
-	if (!err)
-		err = row_file_commit(&o->sched);
-	if (!err && (flags & OUT_FILES_PERF))
-		err = row_file_open(&o->perf, o->dirfd, "perf-stat.csv");
-	if (!err)
-		err = row_file_open(&o->host, o->dirfd, "host-io.csv");
-	if (!err && (flags & OUT_FILES_SUMMARY_IN_PLACE))
-		err = regular_file_open(o->dirfd, SUMMARY_NAME, &o->summary_fd);
-	if (!err)
-		return o;
-err_out:
-	out_files__close(o);
-	errno = -err;
-	return NULL;
-}
-
 static int commit_all(struct out_files *o)
 {
-	struct row_file *files[] = { &o->container, &o->sched, &o->perf, &o->host };
+	struct row_file *files[] = { &o->container, &o->sched, &o->cgroup, &o->perf, &o->host };
 	size_t i;
 	int err = 0, ret;
 
@@ -331,6 +309,48 @@ static int commit_all(struct out_files *o)
 			err = ret;
 	}
 	return err;
+}
+
+struct out_files *out_files__open(const char *dir, unsigned int flags)
+{
+	struct out_files *o;
+	int err;
+
+	if (mkdir(dir, 0755) && errno != EEXIST)
+		return NULL;
+	o = calloc(1, sizeof(*o));
+	if (!o)
+		return NULL;
+	o->container.fd = o->sched.fd = o->cgroup.fd = o->perf.fd = o->host.fd = -1;
+	o->summary_fd = -1;
+	o->dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (o->dirfd < 0) {
+		err = -errno;
+		goto err_out;
+	}
+	err = row_file_open(&o->container, o->dirfd, container_file.name);
+	if (!err)
+		err = row_file_open(&o->sched, o->dirfd, sched_file.name);
+	if (!err)
+		err = row_file_open(&o->cgroup, o->dirfd, cgroup_file.name);
+	if (!err) {
+		figure_header(o->container.rows, &container_file);
+		figure_header(o->sched.rows, &sched_file);
+		figure_header(o->cgroup.rows, &cgroup_file);
+		err = commit_all(o);
+	}
+	if (!err && (flags & OUT_FILES_PERF))
+		err = row_file_open(&o->perf, o->dirfd, "perf-stat.csv");
+	if (!err)
+		err = row_file_open(&o->host, o->dirfd, "host-io.csv");
+	if (!err && (flags & OUT_FILES_SUMMARY_IN_PLACE))
+		err = regular_file_open(o->dirfd, SUMMARY_NAME, &o->summary_fd);
+	if (!err)
+		return o;
+err_out:
+	out_files__close(o);
+	errno = -err;
+	return NULL;
 }
 
 /* The rows go to memory streams; a failed write among them shows when they are committed. */
@@ -353,6 +373,7 @@ int out_files__write(struct out_files *o, const struct cg_interval *iv)
 		r = &iv->records[i];
 		figure_row(o->container.rows, &container_file, iv, r);
 		figure_row(o->sched.rows, &sched_file, iv, r);
+		figure_row(o->cgroup.rows, &cgroup_file, iv, r);
 		if (o->perf_rows)
 			perf_row(o->perf.rows, iv, r);
 	}
@@ -414,6 +435,7 @@ void out_files__close(struct out_files *o)
 		return;
 	row_file_close(&o->container);
 	row_file_close(&o->sched);
+	row_file_close(&o->cgroup);
 	row_file_close(&o->perf);
 	row_file_close(&o->host);
 	if (o->summary_fd >= 0)

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * The -o directory: container-stats.csv, sched-stats.csv, perf-stat.csv (when perf counts),
- * host-io.csv (once the host sampler has a reading) and container-summary.json. cgstat runs as
- * root and the directory may be writable by others, so every file is opened relative to the
- * directory and a symlink in place of a file name makes the open fail instead of being followed.
+ * The -o directory: container-stats.csv, sched-stats.csv, cgroup-stats.csv, perf-stat.csv (when
+ * perf counts), host-io.csv (once the host sampler has a reading) and container-summary.json.
+ * cgstat runs as root and the directory may be writable by others, so every file is opened relative
+ * to the directory and a symlink in place of a file name makes the open fail instead of being
+ * followed.
  */
 #ifndef CGSTAT_OUT_FILES_H
 #define CGSTAT_OUT_FILES_H
@@ -12,7 +13,7 @@
 
 struct out_files;
 
-/* What out_files__open() makes besides container-stats.csv, sched-stats.csv and host-io.csv. */
+/* What out_files__open() makes besides the files every run writes. */
 enum out_files_flags {
 	OUT_FILES_PERF = 1 << 0, /* perf-stat.csv: the run counts events */
 	/*
@@ -25,12 +26,12 @@ enum out_files_flags {
 
 /*
  * Create dir (0755) unless it exists, and in it every file the run writes (flags), so that
- * none need be made once privileges are dropped: container-stats.csv and sched-stats.csv with
- * their headers, so that a run that ends early still leaves them; perf-stat.csv and
- * host-io.csv empty, their headers written at the first interval with events and with a valid
- * host sample. NULL and errno on failure: ENOTDIR when dir is a symlink, ELOOP when one of the
- * files is, EINVAL when one is there and is not a regular file (a FIFO would block the open,
- * a device take the rows).
+ * none need be made once privileges are dropped: container-stats.csv, sched-stats.csv and
+ * cgroup-stats.csv with their headers, so that a run that ends early still leaves them;
+ * perf-stat.csv and host-io.csv empty, their headers written at the first interval with events and
+ * with a valid host sample. NULL and errno on failure: ENOTDIR when dir is a symlink, ELOOP when
+ * one of the files is, EINVAL when one is there and is not a regular file (a FIFO would block the
+ * open, a device take the rows).
  */
 struct out_files *out_files__open(const char *dir, unsigned int flags);
 

@@ -117,7 +117,7 @@ static void free_dead_slots(struct slots *s, const struct cg_slot_snap *snap, ui
 static void follow_watched(struct slots *s)
 {
 	struct watch_list *w = s->watched;
-	char path[4096];
+	char path[4096], *dir;
 	uint64_t id;
 	int i, err;
 
@@ -142,7 +142,35 @@ static void follow_watched(struct slots *s)
 			fputs(" was made again; counting it under the same label\n", stderr);
 		}
 		w->ids[i] = id;
+		dir = strdup(w->pids[i] ? path : w->paths[i]);
+		if (dir) {
+			free(w->dirs[i]);
+			w->dirs[i] = dir;
+		}
 	}
+}
+
+int slots__dir(void *ctx, uint64_t cgid, char *path, size_t len)
+{
+	struct slots *s = ctx;
+	const char *label;
+	int i, n;
+
+	if (!s->names) {
+		for (i = 0; i < s->watched->nr; i++) {
+			if (s->watched->ids[i] != cgid)
+				continue;
+			n = snprintf(path, len, "%s", s->watched->dirs[i]);
+			return n >= 0 && (size_t)n < len ? 0 : -ENAMETOOLONG;
+		}
+		return -ENOENT;
+	}
+	/* an all-cgroups label is the path under the mount, unless it is "#id" */
+	label = cgroup_names__known(s->names, cgid);
+	if (!label || label[0] != '/')
+		return -ENOENT;
+	n = snprintf(path, len, "%s%s", s->mnt->path, strcmp(label, "/") ? label : "");
+	return n >= 0 && (size_t)n < len ? 0 : -ENAMETOOLONG;
 }
 
 void slots__end_interval(struct slots *s, const struct cg_slot_snap *snap, uint32_t nr_slots,

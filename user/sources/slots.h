@@ -35,6 +35,12 @@ void slots__begin_interval(struct slots *s);
 /* The label of slot, which counts cgroup cgid: a drain_label_fn, with the slots as ctx. */
 const char *slots__label(void *slots, uint32_t slot, uint64_t cgid);
 
+/*
+ * The directory of cgroup cgid: a cgroupfs_dir_fn, with the slots as ctx. 0, or -ENOENT when
+ * it is neither watched nor labelled by its path.
+ */
+int slots__dir(void *slots, uint64_t cgid, char *path, size_t len);
+
 /* After the interval of snap is written and added to summary. */
 void slots__end_interval(struct slots *s, const struct cg_slot_snap *snap, uint32_t nr_slots,
 			 struct summary *summary);

@@ -16,9 +16,11 @@ void watch_list_free(struct watch_list *w)
 	for (i = 0; i < w->nr; i++) {
 		free(w->labels[i]);
 		free(w->paths[i]);
+		free(w->dirs[i]);
 	}
 	free(w->labels);
 	free(w->paths);
+	free(w->dirs);
 	free(w->pids);
 	free(w->ids);
 }
@@ -82,9 +84,8 @@ static int watch_list_check(char *const *paths, int nr, const struct cgroup_moun
 	return 0;
 }
 
-/* watch_list_resolve()'s part that fills w, with each target's path in resolved[]. */
-static int watch_list_resolve_paths(struct watch_list *w, const struct cg_opts *opts,
-				    const struct cgroup_mount *mnt, char **resolved)
+int watch_list_resolve(struct watch_list *w, const struct cg_opts *opts,
+		       const struct cgroup_mount *mnt)
 {
 	char path[4096];
 	uint64_t id;
@@ -94,7 +95,8 @@ static int watch_list_resolve_paths(struct watch_list *w, const struct cg_opts *
 	w->labels = calloc(opts->nr_targets, sizeof(*w->labels));
 	w->paths = calloc(opts->nr_targets, sizeof(*w->paths));
 	w->pids = calloc(opts->nr_targets, sizeof(*w->pids));
-	if (!w->ids || !w->labels || !w->paths || !w->pids)
+	w->dirs = calloc(opts->nr_targets, sizeof(*w->dirs));
+	if (!w->ids || !w->labels || !w->paths || !w->pids || !w->dirs)
 		return -ENOMEM;
 	for (i = 0; i < opts->nr_targets; i++) {
 		const struct cg_target *t = &opts->targets[i];
@@ -146,30 +148,12 @@ static int watch_list_resolve_paths(struct watch_list *w, const struct cg_opts *
 				return -ENOMEM;
 		}
 		w->pids[w->nr] = t->cgroup ? 0 : t->pid;
-		resolved[w->nr] = strdup(path);
-		if (!resolved[w->nr])
+		w->dirs[w->nr] = strdup(path);
+		if (!w->dirs[w->nr])
 			return -ENOMEM;
 		w->ids[w->nr++] = id;
 	}
-	return 0;
-}
-
-int watch_list_resolve(struct watch_list *w, const struct cg_opts *opts,
-		       const struct cgroup_mount *mnt)
-{
-	char **resolved;
-	int i, err;
-
-	resolved = calloc(opts->nr_targets + 1, sizeof(*resolved));
-	if (!resolved)
-		return -ENOMEM;
-	err = watch_list_resolve_paths(w, opts, mnt, resolved);
-	if (!err)
-		err = watch_list_check(resolved, w->nr, mnt);
-	for (i = 0; i < opts->nr_targets; i++)
-		free(resolved[i]);
-	free(resolved);
-	return err;
+	return watch_list_check(w->dirs, w->nr, mnt);
 }
 
 int watch_list_moved(const struct watch_list *w, int i, const struct cgroup_mount *mnt, char *path,

@@ -18,6 +18,7 @@ struct watch_list {
 	uint64_t *ids;
 	char **labels;
 	char **paths; /* -c by path: the absolute path to follow; NULL for an id or -p */
+	char **dirs;  /* where watched cgroup i is: its absolute path, kept up as it is followed */
 	int *pids;    /* -p: the process to follow; 0 otherwise */
 	int nr;	      /* 0: no -c or -p, every cgroup is counted */
 };

@@ -1,0 +1,433 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cgroupfs.h"
+#include "hashtab.h"
+#include "message.h"
+#include "util.h"
+
+/* cpu.stat and the PSI files are a few hundred bytes; cgroup.procs is read for one pid. */
+#define SMALL_FILE 2048
+
+#define THROTTLING_BITS \
+	((1u << CG_FS_PERIODS) | (1u << CG_FS_THROTTLED_PERIODS) | (1u << CG_FS_THROTTLED_NS))
+
+/* The files a reading takes, each said at most once per cgroup when it cannot be read. */
+enum cgroupfs_file {
+	FILE_CPU_STAT,
+	FILE_CPU_PRESSURE,
+	FILE_MEMORY_PRESSURE,
+	FILE_IO_PRESSURE,
+	FILE_V1_CPU_STAT,
+	NR_FILES,
+};
+
+static const char *const file_names[NR_FILES] = {
+	[FILE_CPU_STAT] = "cpu.stat",
+	[FILE_CPU_PRESSURE] = "cpu.pressure",
+	[FILE_MEMORY_PRESSURE] = "memory.pressure",
+	[FILE_IO_PRESSURE] = "io.pressure",
+	[FILE_V1_CPU_STAT] = "cpu.stat of the v1 cpu controller",
+};
+
+/* Which items each PSI file gives: "some" and "full" (-1: not a column). */
+static const struct {
+	enum cgroupfs_file file;
+	int some, full;
+} pressure_files[] = {
+	{ FILE_CPU_PRESSURE, CG_FS_CPU_SOME_NS, CG_FS_CPU_FULL_NS },
+	{ FILE_MEMORY_PRESSURE, CG_FS_MEMORY_SOME_NS, -1 },
+	{ FILE_IO_PRESSURE, CG_FS_IO_SOME_NS, CG_FS_IO_FULL_NS },
+};
+
+struct cgroupfs_entry {
+	struct hash_node node;
+	uint64_t cgid;
+	uint64_t sampled; /* the interval (count) of the last reading */
+	struct cgroupfs_reading last;
+	char *v1_path; /* the v1 cpu cgroup the throttling was last read from */
+	uint32_t said; /* bit per enum cgroupfs_file: its failure was said */
+};
+
+struct cgroupfs {
+	struct hash_table entries;
+	const char *proc;
+	const struct cgroup_mount *v1_cpu;
+	cgroupfs_dir_fn dir;
+	void *ctx;
+	bool quiet_vanished;
+	uint64_t budget_ns; /* of reading per interval; 0: every row is read */
+	bool budget_said;
+	bool v1_said; /* where the throttling comes from, when not v2: said once */
+	uint64_t interval;
+};
+
+/* A decimal that fits in 64 bits, ended by a blank or the end. */
+static bool parse_u64(const char *s, uint64_t *v)
+{
+	uint64_t x = 0;
+
+	if (*s < '0' || *s > '9')
+		return false;
+	for (; *s >= '0' && *s <= '9'; s++) {
+		if (x > (UINT64_MAX - (uint64_t)(*s - '0')) / 10)
+			return false;
+		x = x * 10 + (uint64_t)(*s - '0');
+	}
+	if (*s && *s != '\n' && *s != ' ')
+		return false;
+	*v = x;
+	return true;
+}
+
+static void set_item(struct cgroupfs_reading *r, int item, uint64_t v)
+{
+	r->value[item] = v;
+	r->valid |= 1u << item;
+}
+
+/* The same in nanoseconds from microseconds, when it fits. */
+static void set_item_us(struct cgroupfs_reading *r, int item, uint64_t us)
+{
+	if (us <= UINT64_MAX / NSEC_PER_USEC)
+		set_item(r, item, us * NSEC_PER_USEC);
+}
+
+void cgroupfs_parse_cpu_stat(const char *text, struct cgroupfs_reading *r)
+{
+	static const struct {
+		const char *key;
+		int item;
+		bool micros;
+	} keys[] = {
+		{ "nr_periods ", CG_FS_PERIODS, false },
+		{ "nr_throttled ", CG_FS_THROTTLED_PERIODS, false },
+		{ "throttled_usec ", CG_FS_THROTTLED_NS, true },
+		{ "throttled_time ", CG_FS_THROTTLED_NS, false },
+	};
+	const char *line;
+	uint64_t v;
+	size_t i;
+
+	for (line = text; line && *line; line = strchr(line, '\n'), line = line ? line + 1 : NULL) {
+		for (i = 0; i < ARRAY_SIZE(keys); i++) {
+			size_t n = strlen(keys[i].key);
+
+			if (strncmp(line, keys[i].key, n) || !parse_u64(line + n, &v))
+				continue;
+			if (keys[i].micros)
+				set_item_us(r, keys[i].item, v);
+			else
+				set_item(r, keys[i].item, v);
+		}
+	}
+}
+
+/* The total= of a PSI line: the last field, in microseconds. */
+static bool pressure_total(const char *line, uint64_t *us)
+{
+	const char *end = strchr(line, '\n'), *total;
+
+	total = strstr(line, " total=");
+	if (!total || (end && total > end))
+		return false;
+	return parse_u64(total + 7, us);
+}
+
+void cgroupfs_parse_pressure(const char *text, int some, int full, struct cgroupfs_reading *r)
+{
+	const char *line;
+	uint64_t us;
+
+	for (line = text; line && *line; line = strchr(line, '\n'), line = line ? line + 1 : NULL) {
+		if (some >= 0 && !strncmp(line, "some ", 5) && pressure_total(line, &us))
+			set_item_us(r, some, us);
+		else if (full >= 0 && !strncmp(line, "full ", 5) && pressure_total(line, &us))
+			set_item_us(r, full, us);
+	}
+}
+
+/* dir/name into buf (NUL-terminated, cut at size - 1): 0 or -errno. */
+static int read_small(const char *dir, const char *name, char *buf, size_t size)
+{
+	char path[PATH_MAX];
+	ssize_t n;
+	int fd, err = 0;
+
+	if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, name) >= sizeof(path))
+		return -ENAMETOOLONG;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	do {
+		n = read(fd, buf, size - 1);
+	} while (n < 0 && errno == EINTR);
+	if (n < 0)
+		err = -errno;
+	else
+		buf[n] = '\0';
+	close(fd);
+	return err;
+}
+
+static bool entry_has_id(const struct hash_node *n, const void *id)
+{
+	return container_of(n, struct cgroupfs_entry, node)->cgid == *(const uint64_t *)id;
+}
+
+static struct cgroupfs_entry *entry_get(struct cgroupfs *c, uint64_t cgid)
+{
+	struct hash_node *n = hash_table_find(&c->entries, hash_u64(cgid), entry_has_id, &cgid);
+	struct cgroupfs_entry *e;
+
+	if (n)
+		return container_of(n, struct cgroupfs_entry, node);
+	e = calloc(1, sizeof(*e));
+	if (!e)
+		return NULL;
+	e->cgid = cgid;
+	hash_table_add(&c->entries, &e->node, hash_u64(cgid));
+	return e;
+}
+
+static void entry_free(struct cgroupfs_entry *e)
+{
+	free(e->v1_path);
+	free(e);
+}
+
+/* Say once per cgroup and file that it could not be read, and that its figures are empty. */
+static void say_unreadable(struct cgroupfs *c, struct cgroupfs_entry *e, const char *label,
+			   enum cgroupfs_file file, int err)
+{
+	if (e->said & (1u << file) || (err == -ENOENT && c->quiet_vanished))
+		return;
+	e->said |= 1u << file;
+	fputs("cgstat: ", stderr);
+	message_quote(stderr, label);
+	fprintf(stderr, ": cannot read %s (%s); its figures in cgroup-stats.csv are empty\n",
+		file_names[file], strerror(-err));
+}
+
+/*
+ * Throttling from the v1 cpu controller: the cgroup there of the first process in dir (a
+ * hybrid host keeps a container's tasks together in each hierarchy). A cgroup whose v1 cgroup
+ * changed since the last reading gets no throttling delta for the interval.
+ */
+static void read_v1_throttling(struct cgroupfs *c, struct cgroupfs_entry *e, const char *dir,
+			       const char *label, struct cgroupfs_reading *now)
+{
+	char buf[SMALL_FILE], v1_path[PATH_MAX];
+	struct cgroupfs_reading v1 = {};
+	uint64_t pid;
+	int err;
+
+	if (!c->v1_cpu) {
+		if (!c->v1_said) {
+			fputs("cgstat: ", stderr);
+			message_quote(stderr, label);
+			fputs(": the cpu controller is not enabled for it on cgroup v2, and no v1 "
+			      "hierarchy has one; its throttling fields are empty\n",
+			      stderr);
+			c->v1_said = true;
+		}
+		return;
+	}
+	/*
+	 * Without a process now, the v1 cgroup its tasks were last seen in; without one ever,
+	 * nothing ran there to be throttled that cgstat could place.
+	 */
+	if (read_small(dir, "cgroup.procs", buf, 32) || !parse_u64(buf, &pid) || pid > INT_MAX ||
+	    cgroup_v1_of_pid(c->v1_cpu, c->proc, (int)pid, "cpu", v1_path, sizeof(v1_path))) {
+		if (!e->v1_path)
+			return;
+		snprintf(v1_path, sizeof(v1_path), "%s", e->v1_path);
+	}
+	err = read_small(v1_path, "cpu.stat", buf, sizeof(buf));
+	if (err) {
+		say_unreadable(c, e, label, FILE_V1_CPU_STAT, err);
+		return;
+	}
+	cgroupfs_parse_cpu_stat(buf, &v1);
+	now->valid &= ~THROTTLING_BITS;
+	now->valid |= v1.valid & THROTTLING_BITS;
+	memcpy(now->value, v1.value, sizeof(uint64_t) * (CG_FS_THROTTLED_NS + 1));
+	if (!e->v1_path || strcmp(e->v1_path, v1_path)) {
+		free(e->v1_path);
+		e->v1_path = strdup(v1_path);
+		e->last.valid &= ~THROTTLING_BITS;
+	}
+	if (!c->v1_said) {
+		fputs("cgstat: ", stderr);
+		message_quote(stderr, label);
+		fputs(": the cpu controller is not enabled for it on cgroup v2; its throttling "
+		      "comes from the v1 cpu controller at ",
+		      stderr);
+		message_quote(stderr, c->v1_cpu->path);
+		fputs(" (the cgroup of its tasks there)\n", stderr);
+		c->v1_said = true;
+	}
+}
+
+/* A reading of cgroup e, whose directory is dir, into now. */
+static void read_cgroup(struct cgroupfs *c, struct cgroupfs_entry *e, const char *dir,
+			const char *label, struct cgroupfs_reading *now)
+{
+	char buf[SMALL_FILE];
+	size_t i;
+	int err;
+
+	*now = (struct cgroupfs_reading){};
+	err = read_small(dir, "cpu.stat", buf, sizeof(buf));
+	/* every cgroup has cpu.stat: without it the cgroup is gone, and its other files too */
+	if (err == -ENOENT) {
+		if (!(e->said & (1u << FILE_CPU_STAT)) && !c->quiet_vanished) {
+			fputs("cgstat: ", stderr);
+			message_quote(stderr, label);
+			fputs(": its cgroup is gone; its figures in cgroup-stats.csv are empty\n",
+			      stderr);
+		}
+		e->said |= 1u << FILE_CPU_STAT;
+		return;
+	}
+	if (err)
+		say_unreadable(c, e, label, FILE_CPU_STAT, err);
+	else
+		cgroupfs_parse_cpu_stat(buf, now);
+	/* cpu.stat without nr_periods: v2's cpu controller does not count this cgroup */
+	if (!err && !(now->valid & (1u << CG_FS_PERIODS)))
+		read_v1_throttling(c, e, dir, label, now);
+	for (i = 0; i < ARRAY_SIZE(pressure_files); i++) {
+		err = read_small(dir, file_names[pressure_files[i].file], buf, sizeof(buf));
+		if (err) {
+			say_unreadable(c, e, label, pressure_files[i].file, err);
+			continue;
+		}
+		cgroupfs_parse_pressure(buf, pressure_files[i].some, pressure_files[i].full, now);
+	}
+}
+
+struct cgroupfs *cgroupfs__new(const char *proc, const struct cgroup_mount *v1_cpu,
+			       cgroupfs_dir_fn dir, void *ctx, bool quiet_vanished,
+			       uint64_t budget_ns)
+{
+	struct cgroupfs *c = calloc(1, sizeof(*c));
+
+	if (!c)
+		return NULL;
+	if (hash_table_init(&c->entries, 64)) {
+		free(c);
+		errno = ENOMEM;
+		return NULL;
+	}
+	c->proc = proc;
+	c->v1_cpu = v1_cpu;
+	c->dir = dir;
+	c->ctx = ctx;
+	c->quiet_vanished = quiet_vanished;
+	c->budget_ns = budget_ns;
+	return c;
+}
+
+/* A reading of cgid now, as its entry's last; the entry, or NULL when there is none to take. */
+static struct cgroupfs_entry *take_reading(struct cgroupfs *c, uint64_t cgid, const char *label,
+					   struct cgroupfs_reading *now)
+{
+	char dir[PATH_MAX];
+	struct cgroupfs_entry *e;
+
+	*now = (struct cgroupfs_reading){};
+	if (c->dir(c->ctx, cgid, dir, sizeof(dir)))
+		return NULL;
+	e = entry_get(c, cgid);
+	if (!e)
+		return NULL;
+	read_cgroup(c, e, dir, label, now);
+	return e;
+}
+
+void cgroupfs__baseline(struct cgroupfs *c, uint64_t cgid, const char *label)
+{
+	struct cgroupfs_reading now;
+	struct cgroupfs_entry *e = take_reading(c, cgid, label, &now);
+
+	if (!e)
+		return;
+	e->last = now;
+	e->sampled = c->interval;
+}
+
+static void drop_unsampled(struct hash_table *t, struct hash_node *n, void *ctx)
+{
+	struct cgroupfs_entry *e = container_of(n, struct cgroupfs_entry, node);
+
+	if (e->sampled != *(const uint64_t *)ctx) {
+		hash_table_del(t, n);
+		entry_free(e);
+	}
+}
+
+void cgroupfs__sample(struct cgroupfs *c, struct cg_interval *iv)
+{
+	uint64_t start = clock_ns(CLOCK_MONOTONIC);
+	struct cgroupfs_reading now;
+	struct cgroupfs_entry *e;
+	uint32_t both;
+	int i, item;
+
+	for (i = 0; i < iv->nr_records; i++) {
+		struct cg_record *r = &iv->records[i];
+
+		r->cgroupfs_valid = 0;
+		if (c->budget_ns && i && clock_ns(CLOCK_MONOTONIC) - start > c->budget_ns) {
+			/* each reading is a few microseconds of the kernel's: 1,000 are too many */
+			if (!c->budget_said)
+				fprintf(stderr,
+					"cgstat: cgroup-stats.csv: the files of %d cgroups take more "
+					"than the drain's budget to read; the rows past the first %d of "
+					"an interval have empty fields (watch cgroups with -c for all "
+					"of theirs)\n",
+					iv->nr_records, i);
+			c->budget_said = true;
+			for (; i < iv->nr_records; i++)
+				iv->records[i].cgroupfs_valid = 0;
+			break;
+		}
+		e = take_reading(c, r->cgid, r->name, &now);
+		if (!e)
+			continue;
+		/* only from the reading just before this interval: an older one spans more */
+		both = e->sampled == c->interval ? now.valid & e->last.valid : 0;
+		for (item = 0; item < CG_NR_CGROUPFS; item++) {
+			if (!(both & (1u << item)) || now.value[item] < e->last.value[item])
+				continue;
+			r->cgroupfs[item] = now.value[item] - e->last.value[item];
+			r->cgroupfs_valid |= 1u << item;
+		}
+		e->last = now;
+		e->sampled = c->interval + 1;
+	}
+	c->interval++;
+	hash_table_visit(&c->entries, drop_unsampled, &c->interval);
+}
+
+static void free_entry(struct hash_table *t, struct hash_node *n, void *ctx)
+{
+	(void)ctx;
+	hash_table_del(t, n);
+	entry_free(container_of(n, struct cgroupfs_entry, node));
+}
+
+void cgroupfs__free(struct cgroupfs *c)
+{
+	if (!c)
+		return;
+	hash_table_visit(&c->entries, free_entry, NULL);
+	hash_table_fini(&c->entries);
+	free(c);
+}

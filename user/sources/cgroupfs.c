@@ -60,7 +60,7 @@ struct cgroupfs {
 	const struct cgroup_mount *v1_cpu;
 	cgroupfs_dir_fn dir;
 	void *ctx;
-	bool quiet_vanished;
+	bool quiet; /* the all-cgroups mode: no line for a vanished cgroup or the v1 source */
 	uint64_t budget_ns; /* of reading per interval; 0: every row is read */
 	bool budget_said;
 	bool v1_said; /* where the throttling comes from, when not v2: said once */
@@ -205,7 +205,7 @@ static void entry_free(struct cgroupfs_entry *e)
 static void say_unreadable(struct cgroupfs *c, struct cgroupfs_entry *e, const char *label,
 			   enum cgroupfs_file file, int err)
 {
-	if (e->said & (1u << file) || (err == -ENOENT && c->quiet_vanished))
+	if (e->said & (1u << file) || (err == -ENOENT && c->quiet))
 		return;
 	e->said |= 1u << file;
 	fputs("cgstat: ", stderr);
@@ -228,7 +228,7 @@ static void read_v1_throttling(struct cgroupfs *c, struct cgroupfs_entry *e, con
 	int err;
 
 	if (!c->v1_cpu) {
-		if (!c->v1_said) {
+		if (!c->v1_said && !c->quiet) {
 			fputs("cgstat: ", stderr);
 			message_quote(stderr, label);
 			fputs(": the cpu controller is not enabled for it on cgroup v2, and no v1 "
@@ -262,7 +262,7 @@ static void read_v1_throttling(struct cgroupfs *c, struct cgroupfs_entry *e, con
 		e->v1_path = strdup(v1_path);
 		e->last.valid &= ~THROTTLING_BITS;
 	}
-	if (!c->v1_said) {
+	if (!c->v1_said && !c->quiet) {
 		fputs("cgstat: ", stderr);
 		message_quote(stderr, label);
 		fputs(": the cpu controller is not enabled for it on cgroup v2; its throttling "
@@ -286,7 +286,7 @@ static void read_cgroup(struct cgroupfs *c, struct cgroupfs_entry *e, const char
 	err = read_small(dir, "cpu.stat", buf, sizeof(buf));
 	/* every cgroup has cpu.stat: without it the cgroup is gone, and its other files too */
 	if (err == -ENOENT) {
-		if (!(e->said & (1u << FILE_CPU_STAT)) && !c->quiet_vanished) {
+		if (!(e->said & (1u << FILE_CPU_STAT)) && !c->quiet) {
 			fputs("cgstat: ", stderr);
 			message_quote(stderr, label);
 			fputs(": its cgroup is gone; its figures in cgroup-stats.csv are empty\n",
@@ -313,8 +313,7 @@ static void read_cgroup(struct cgroupfs *c, struct cgroupfs_entry *e, const char
 }
 
 struct cgroupfs *cgroupfs__new(const char *proc, const struct cgroup_mount *v1_cpu,
-			       cgroupfs_dir_fn dir, void *ctx, bool quiet_vanished,
-			       uint64_t budget_ns)
+			       cgroupfs_dir_fn dir, void *ctx, bool quiet, uint64_t budget_ns)
 {
 	struct cgroupfs *c = calloc(1, sizeof(*c));
 
@@ -329,7 +328,7 @@ struct cgroupfs *cgroupfs__new(const char *proc, const struct cgroup_mount *v1_c
 	c->v1_cpu = v1_cpu;
 	c->dir = dir;
 	c->ctx = ctx;
-	c->quiet_vanished = quiet_vanished;
+	c->quiet = quiet;
 	c->budget_ns = budget_ns;
 	return c;
 }

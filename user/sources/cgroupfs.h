@@ -49,14 +49,14 @@ struct cgroupfs;
  * A sampler that reads PROC/PID/cgroup (proc is normally "/proc") to find the v1 cpu cgroup of
  * a cgroup's tasks when v1_cpu (the v1 hierarchy with the cpu controller) is not NULL; dir and
  * ctx map records to directories. Lines on stderr say, once each, where the throttling comes
- * from and which file of a cgroup could not be read; vanished cgroups are said only with
- * quiet_vanished false (the all-cgroups mode removes cgroups all the time). With budget_ns, an
+ * from and which file of a cgroup could not be read or is gone; quiet (the all-cgroups mode,
+ * where cgroups come and go and every run would say where the root's throttling comes from)
+ * leaves out all but the unreadable files. With budget_ns, an
  * interval's reading stops once it has taken that long (monotonic clock): the records after
  * it get no figures, said once. NULL and errno.
  */
 struct cgroupfs *cgroupfs__new(const char *proc, const struct cgroup_mount *v1_cpu,
-			       cgroupfs_dir_fn dir, void *ctx, bool quiet_vanished,
-			       uint64_t budget_ns);
+			       cgroupfs_dir_fn dir, void *ctx, bool quiet, uint64_t budget_ns);
 
 /* Take a reading of cgroup cgid (labelled label) to measure its first interval from. */
 void cgroupfs__baseline(struct cgroupfs *c, uint64_t cgid, const char *label);

@@ -126,15 +126,19 @@ static void test_parse_pressure(void)
 	CHECK(r.valid == 0);
 }
 
-/* Directories by cgid: 1 is "a" (v2 cpu controller), 2 is "b" (hybrid), 3 has none. */
+/*
+ * Directories by cgid: 1 is "a" (v2 cpu controller), 2 is "b" (hybrid), 3 is "c" (no
+ * io.pressure), 4 a cgroup that is gone; 5 has no directory.
+ */
 static int dir_of(void *ctx, uint64_t cgid, char *path, size_t len)
 {
+	static const char *const dirs[] = { "v2/a", "v2/b", "v2/c", "v2/gone" };
 	char buf[PATH_MAX];
 
 	(void)ctx;
-	if (cgid < 1 || cgid > 2)
+	if (cgid < 1 || cgid > 4)
 		return -ENOENT;
-	snprintf(path, len, "%s", at(cgid == 1 ? "v2/a" : "v2/b", buf));
+	snprintf(path, len, "%s", at(dirs[cgid - 1], buf));
 	return 0;
 }
 
@@ -212,10 +216,12 @@ static void do_baseline(void *arg)
 
 static void test_sampler(void)
 {
-	struct cg_record records[3] = { { .name = "a", .cgid = 1 },
+	struct cg_record records[5] = { { .name = "a", .cgid = 1 },
 					{ .name = "b", .cgid = 2 },
-					{ .name = "gone", .cgid = 3 } };
-	struct cg_interval iv = { .nr_records = 3, .records = records };
+					{ .name = "c", .cgid = 3 },
+					{ .name = "gone", .cgid = 4 },
+					{ .name = "nodir", .cgid = 5 } };
+	struct cg_interval iv = { .nr_records = 5, .records = records };
 	struct cgroup_mount v1 = { .root = "/" };
 	char text[4096], path[PATH_MAX], proc[PATH_MAX];
 	struct sample_args args;
@@ -226,6 +232,10 @@ static void test_sampler(void)
 	make_dir("v2");
 	make_dir("v2/a");
 	make_dir("v2/b");
+	make_dir("v2/c");
+	write_cgroup("v2/c", 1, 1, 1);
+	at("v2/c/io.pressure", path);
+	CHECK(unlink(path) == 0);
 	make_dir("v1");
 	make_dir("v1/box");
 	make_dir("v1/other");
@@ -258,7 +268,10 @@ static void test_sampler(void)
 	write_cgroup("v2/b", 0, 0, 300);
 	write_file("v2/b/cpu.stat", "usage_usec 5\nuser_usec 4\nsystem_usec 1\n");
 	write_file("v1/box/cpu.stat", "nr_periods 110\nnr_throttled 55\nthrottled_time 9500\n");
-	CHECK(stderr_lines(do_sample, &args, text, sizeof(text)) == 0);
+	/* c without io.pressure and the cgroup that is gone: one line each */
+	CHECK(stderr_lines(do_sample, &args, text, sizeof(text)) == 2);
+	CHECK(strstr(text, "'c': cannot read io.pressure (No such file or directory)") != NULL);
+	CHECK(strstr(text, "'gone': its cgroup is gone") != NULL);
 	CHECK(a->cgroupfs_valid == all);
 	CHECK(a->cgroupfs[CG_FS_PERIODS] == 4 && a->cgroupfs[CG_FS_THROTTLED_PERIODS] == 2);
 	CHECK(a->cgroupfs[CG_FS_THROTTLED_NS] == 2500000);
@@ -270,20 +283,21 @@ static void test_sampler(void)
 	CHECK(b->cgroupfs[CG_FS_PERIODS] == 10 && b->cgroupfs[CG_FS_THROTTLED_PERIODS] == 5);
 	CHECK(b->cgroupfs[CG_FS_THROTTLED_NS] == 2500);
 	CHECK(b->cgroupfs[CG_FS_CPU_SOME_NS] == 100000);
-	/* no directory: nothing */
-	CHECK(records[2].cgroupfs_valid == 0);
+	/* c's first reading (no baseline), gone and no directory: nothing */
+	CHECK(!records[2].cgroupfs_valid && !records[3].cgroupfs_valid &&
+	      !records[4].cgroupfs_valid);
 
 	/*
-	 * a's io.pressure goes away (said once, its fields empty, the rest goes on); b's first
-	 * process is now in another v1 cgroup: no throttling delta across the two.
+	 * c: everything but io; nothing said again. b's first process is now in another v1
+	 * cgroup: no throttling delta across the two.
 	 */
-	at("v2/a/io.pressure", path);
-	CHECK(unlink(path) == 0);
 	write_file("v2/b/cgroup.procs", "43\n");
-	CHECK(stderr_lines(do_sample, &args, text, sizeof(text)) == 1);
-	CHECK(strstr(text, "'a': cannot read io.pressure (No such file or directory)") != NULL);
-	CHECK(a->cgroupfs_valid == (all & ~(BIT(CG_FS_IO_SOME_NS) | BIT(CG_FS_IO_FULL_NS))));
-	CHECK(a->cgroupfs[CG_FS_PERIODS] == 0 && a->cgroupfs[CG_FS_CPU_SOME_NS] == 0);
+	CHECK(stderr_lines(do_sample, &args, text, sizeof(text)) == 0);
+	CHECK(records[2].cgroupfs_valid ==
+	      (all & ~(BIT(CG_FS_IO_SOME_NS) | BIT(CG_FS_IO_FULL_NS))));
+	CHECK(a->cgroupfs_valid == all && a->cgroupfs[CG_FS_PERIODS] == 0 &&
+	      a->cgroupfs[CG_FS_CPU_SOME_NS] == 0);
+	CHECK(!records[3].cgroupfs_valid);
 	CHECK(b->cgroupfs_valid == (all & ~(BIT(CG_FS_PERIODS) | BIT(CG_FS_THROTTLED_PERIODS) |
 					    BIT(CG_FS_THROTTLED_NS))));
 	/* still gone: not said again */

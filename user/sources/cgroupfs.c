@@ -17,22 +17,28 @@
 #define THROTTLING_BITS \
 	((1u << CG_FS_PERIODS) | (1u << CG_FS_THROTTLED_PERIODS) | (1u << CG_FS_THROTTLED_NS))
 
-/* The files a reading takes, each said at most once per cgroup when it cannot be read. */
+/*
+ * The files a reading takes, kept open from one reading to the next, each said at most once
+ * per cgroup when it cannot be read.
+ */
 enum cgroupfs_file {
 	FILE_CPU_STAT,
 	FILE_CPU_PRESSURE,
 	FILE_MEMORY_PRESSURE,
 	FILE_IO_PRESSURE,
-	FILE_V1_CPU_STAT,
+	FILE_PROCS,	  /* for the v1 fallback: the first process */
+	FILE_V1_CPU_STAT, /* in the v1 cgroup of that process */
 	NR_FILES,
 };
 
+/* Each file's name in the cgroup's directory (the v1 one's in its v1 cgroup's). */
 static const char *const file_names[NR_FILES] = {
 	[FILE_CPU_STAT] = "cpu.stat",
 	[FILE_CPU_PRESSURE] = "cpu.pressure",
 	[FILE_MEMORY_PRESSURE] = "memory.pressure",
 	[FILE_IO_PRESSURE] = "io.pressure",
-	[FILE_V1_CPU_STAT] = "cpu.stat of the v1 cpu controller",
+	[FILE_PROCS] = "cgroup.procs",
+	[FILE_V1_CPU_STAT] = "cpu.stat",
 };
 
 /* Which items each PSI file gives: "some" and "full" (-1: not a column). */
@@ -50,8 +56,10 @@ struct cgroupfs_entry {
 	uint64_t cgid;
 	uint64_t sampled; /* the interval (count) of the last reading */
 	struct cgroupfs_reading last;
-	char *v1_path; /* the v1 cpu cgroup the throttling was last read from */
-	uint32_t said; /* bit per enum cgroupfs_file: its failure was said */
+	char *v1_path;	  /* the v1 cpu cgroup the throttling was last read from */
+	int v1_pid;	  /* the process v1_path was found from */
+	uint32_t said;	  /* bit per enum cgroupfs_file: its failure was said */
+	int fd[NR_FILES]; /* -1: not open */
 };
 
 struct cgroupfs {
@@ -152,27 +160,46 @@ void cgroupfs_parse_pressure(const char *text, int some, int full, struct cgroup
 	}
 }
 
-/* dir/name into buf (NUL-terminated, cut at size - 1): 0 or -errno. */
-static int read_small(const char *dir, const char *name, char *buf, size_t size)
+/*
+ * File file of e, in dir, into buf (NUL-terminated, cut at size - 1): 0 or -errno. The file
+ * stays open for the next reading, which then costs the kernel's generating its text (an rstat
+ * flush for cpu.stat, a per-CPU collection for PSI) but not a path walk and an open: a fifth
+ * of the time (docs/performance.md). A removed cgroup's files read ENODEV through fds opened
+ * before, which is -ENOENT here as for an open after.
+ */
+static int read_kept(struct cgroupfs_entry *e, enum cgroupfs_file file, const char *dir, char *buf,
+		     size_t size)
 {
 	char path[PATH_MAX];
 	ssize_t n;
-	int fd, err = 0;
+	int err;
 
-	if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, name) >= sizeof(path))
-		return -ENAMETOOLONG;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
+	if (e->fd[file] < 0) {
+		if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, file_names[file]) >=
+		    sizeof(path))
+			return -ENAMETOOLONG;
+		e->fd[file] = open(path, O_RDONLY | O_CLOEXEC);
+		if (e->fd[file] < 0)
+			return -errno;
+	}
 	do {
-		n = read(fd, buf, size - 1);
+		n = pread(e->fd[file], buf, size - 1, 0);
 	} while (n < 0 && errno == EINTR);
-	if (n < 0)
-		err = -errno;
-	else
-		buf[n] = '\0';
-	close(fd);
-	return err;
+	if (n < 0) {
+		err = errno == ENODEV ? -ENOENT : -errno;
+		close(e->fd[file]);
+		e->fd[file] = -1;
+		return err;
+	}
+	buf[n] = '\0';
+	return 0;
+}
+
+static void close_file(struct cgroupfs_entry *e, enum cgroupfs_file file)
+{
+	if (e->fd[file] >= 0)
+		close(e->fd[file]);
+	e->fd[file] = -1;
 }
 
 static bool entry_has_id(const struct hash_node *n, const void *id)
@@ -191,12 +218,16 @@ static struct cgroupfs_entry *entry_get(struct cgroupfs *c, uint64_t cgid)
 	if (!e)
 		return NULL;
 	e->cgid = cgid;
+	for (int i = 0; i < NR_FILES; i++)
+		e->fd[i] = -1;
 	hash_table_add(&c->entries, &e->node, hash_u64(cgid));
 	return e;
 }
 
 static void entry_free(struct cgroupfs_entry *e)
 {
+	for (int i = 0; i < NR_FILES; i++)
+		close_file(e, i);
 	free(e->v1_path);
 	free(e);
 }
@@ -211,7 +242,8 @@ static void say_unreadable(struct cgroupfs *c, struct cgroupfs_entry *e, const c
 	fputs("cgstat: ", stderr);
 	message_quote(stderr, label);
 	fprintf(stderr, ": cannot read %s (%s); its figures in cgroup-stats.csv are empty\n",
-		file_names[file], strerror(-err));
+		file == FILE_V1_CPU_STAT ? "cpu.stat of the v1 cpu controller" : file_names[file],
+		strerror(-err));
 }
 
 /*
@@ -240,15 +272,27 @@ static void read_v1_throttling(struct cgroupfs *c, struct cgroupfs_entry *e, con
 	}
 	/*
 	 * Without a process now, the v1 cgroup its tasks were last seen in; without one ever,
-	 * nothing ran there to be throttled that cgstat could place.
+	 * nothing ran there to be throttled that cgstat could place. /proc/PID/cgroup is read
+	 * again only when the first process is another one.
 	 */
-	if (read_small(dir, "cgroup.procs", buf, 32) || !parse_u64(buf, &pid) || pid > INT_MAX ||
-	    cgroup_v1_of_pid(c->v1_cpu, c->proc, (int)pid, "cpu", v1_path, sizeof(v1_path))) {
+	if (read_kept(e, FILE_PROCS, dir, buf, 32) || !parse_u64(buf, &pid) || pid > INT_MAX) {
 		if (!e->v1_path)
 			return;
-		snprintf(v1_path, sizeof(v1_path), "%s", e->v1_path);
+	} else if (!e->v1_path || (int)pid != e->v1_pid) {
+		if (!cgroup_v1_of_pid(c->v1_cpu, c->proc, (int)pid, "cpu", v1_path,
+				      sizeof(v1_path)) &&
+		    (!e->v1_path || strcmp(e->v1_path, v1_path))) {
+			/* another v1 cgroup: no throttling delta across the two */
+			close_file(e, FILE_V1_CPU_STAT);
+			free(e->v1_path);
+			e->v1_path = strdup(v1_path);
+			e->last.valid &= ~THROTTLING_BITS;
+		}
+		e->v1_pid = (int)pid;
+		if (!e->v1_path)
+			return;
 	}
-	err = read_small(v1_path, "cpu.stat", buf, sizeof(buf));
+	err = read_kept(e, FILE_V1_CPU_STAT, e->v1_path, buf, sizeof(buf));
 	if (err) {
 		say_unreadable(c, e, label, FILE_V1_CPU_STAT, err);
 		return;
@@ -257,11 +301,6 @@ static void read_v1_throttling(struct cgroupfs *c, struct cgroupfs_entry *e, con
 	now->valid &= ~THROTTLING_BITS;
 	now->valid |= v1.valid & THROTTLING_BITS;
 	memcpy(now->value, v1.value, sizeof(uint64_t) * (CG_FS_THROTTLED_NS + 1));
-	if (!e->v1_path || strcmp(e->v1_path, v1_path)) {
-		free(e->v1_path);
-		e->v1_path = strdup(v1_path);
-		e->last.valid &= ~THROTTLING_BITS;
-	}
 	if (!c->v1_said && !c->quiet) {
 		fputs("cgstat: ", stderr);
 		message_quote(stderr, label);
@@ -283,7 +322,7 @@ static void read_cgroup(struct cgroupfs *c, struct cgroupfs_entry *e, const char
 	int err;
 
 	*now = (struct cgroupfs_reading){};
-	err = read_small(dir, "cpu.stat", buf, sizeof(buf));
+	err = read_kept(e, FILE_CPU_STAT, dir, buf, sizeof(buf));
 	/* every cgroup has cpu.stat: without it the cgroup is gone, and its other files too */
 	if (err == -ENOENT) {
 		if (!(e->said & (1u << FILE_CPU_STAT)) && !c->quiet) {
@@ -303,7 +342,7 @@ static void read_cgroup(struct cgroupfs *c, struct cgroupfs_entry *e, const char
 	if (!err && !(now->valid & (1u << CG_FS_PERIODS)))
 		read_v1_throttling(c, e, dir, label, now);
 	for (i = 0; i < ARRAY_SIZE(pressure_files); i++) {
-		err = read_small(dir, file_names[pressure_files[i].file], buf, sizeof(buf));
+		err = read_kept(e, pressure_files[i].file, dir, buf, sizeof(buf));
 		if (err) {
 			say_unreadable(c, e, label, pressure_files[i].file, err);
 			continue;

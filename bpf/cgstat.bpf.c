@@ -183,6 +183,14 @@ struct {
 
 /* max_entries of the slot maps is set by the loader: the number of slots it wants. */
 struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct cg_slot_preempters);
+} slot_preempters SEC(".maps");
+
+struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
@@ -994,6 +1002,39 @@ static __always_inline long slot_switch(__u32 index, void *ctx)
 	return 0;
 }
 
+struct preempter_visit {
+	struct slot_visit v;
+	__u64 cgid; /* the preempting thread's cgroup */
+};
+
+/*
+ * One more involuntary switch of the slot's tasks to a thread of cgroup p->cgid: an array
+ * lookup and a few compares, not a hash map's (28 ns more a switch in a cross-cgroup
+ * ping-pong, where every other switch is such a preemption). Another CPU may take a free
+ * entry at the same moment: the compare-and-swap decides, and the loser looks on.
+ */
+static __always_inline long slot_preempted(__u32 index, void *ctx)
+{
+	struct preempter_visit *p = ctx;
+	__u32 slot = p->v.set->slot[index & (CG_MAX_NEST - 1)];
+	struct cg_slot_preempters *table = bpf_map_lookup_elem(&slot_preempters, &slot);
+	__u64 seen;
+	int i;
+
+	if (!table)
+		return 0;
+	for (i = 0; i < CG_PREEMPTERS_PER_SLOT; i++) {
+		seen = table->cgid[i];
+		if (!seen)
+			seen = __sync_val_compare_and_swap(&table->cgid[i], 0, p->cgid);
+		if (!seen || seen == p->cgid) {
+			__sync_fetch_and_add(&table->count[i], 1);
+			return 0;
+		}
+	}
+	return 0;
+}
+
 /*
  * A switch's parts in set: out (prev leaving the CPU), in (next coming on), or both when the
  * two tasks share the cgroup that the CPU's record counts on CPU (the common case): then one
@@ -1273,6 +1314,12 @@ int BPF_PROG(cg_sched_switch, bool preempt, struct task_struct *prev, struct tas
 				   : next_ts && next_ts->cgid == prev_ts->cgid
 					   ? CG_PREEMPTED_BY_SAME
 					   : CG_PREEMPTED_BY_OTHER;
+	/* and which cgroup, for topPreempter */
+	if (out.preempted_by == CG_PREEMPTED_BY_OTHER && next_ts) {
+		struct preempter_visit pv = { .cgid = next_ts->cgid };
+
+		for_each_slot(&prev_ts->slots, slot_preempted, &pv);
+	}
 	/*
 	 * perf counters are read only where the running cgroup changes: everything counted on
 	 * this CPU since the last read belongs to the cgroup the record counted on CPU. Both

@@ -66,6 +66,27 @@ enum cg_count {
 #define CG_MAX_EVENTS 16
 
 /*
+ * Involuntary switches of a slot's tasks to a thread of another cgroup, cumulative, by that
+ * cgroup, in the slot_preempters map (an array by slot, mapped by the loader): the drain takes
+ * each interval's top preempter (topPreempter) from the differences. A slot holds the first
+ * CG_PREEMPTERS_PER_SLOT cgroups that preempt it; a later one goes uncounted there (its
+ * switches still count in preemptedByOtherCgroup) until the loader frees an idle entry.
+ */
+#define CG_PREEMPTERS_PER_SLOT 4
+
+struct cg_slot_preempters {
+	__u64 cgid[CG_PREEMPTERS_PER_SLOT]; /* 0: a free entry */
+	__u64 count[CG_PREEMPTERS_PER_SLOT];
+};
+
+/* One (slot, preempting cgroup) pair, as the loader hands them to the drain. */
+struct cg_preempter_key {
+	__u32 slot; /* the preempted task's slot */
+	__u32 pad;
+	__u64 cgid; /* the preempting thread's cgroup */
+};
+
+/*
  * Run-queue wait histogram, log-linear over nanoseconds: values below 16 ns have a bucket
  * each, then every power of two is cut into 8 equal buckets, so a bucket's width is at most
  * 1/8 of its lower bound and its midpoint is within 6.25 % of any value in it. One last

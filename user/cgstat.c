@@ -256,6 +256,25 @@ struct run {
 	uint64_t snapshot_ns;
 };
 
+/* The preempter pairs into the drain, right after the snapshot; the idle ones freed. */
+static int drain_preempters(struct run *r, uint32_t nr_slots)
+{
+	const struct cg_preempter_key *stale;
+	const struct cg_preempter *pairs;
+	size_t nr_pairs, nr_stale;
+	int err;
+
+	err = collector__preempters(r->collector, nr_slots, &pairs, &nr_pairs);
+	if (!err)
+		err = drain__preempters(r->drain, pairs, nr_pairs, &stale, &nr_stale);
+	if (err) {
+		fprintf(stderr, "cgstat: preempters: %s\n", strerror(-err));
+		return err;
+	}
+	collector__forget_preempters(r->collector, stale, nr_stale);
+	return 0;
+}
+
 /*
  * One interval: host reading, snapshot, drain, write everywhere. epoch_ms and mono_ns are read
  * together just before the snapshot that ends the interval, as its start was read before the one
@@ -301,6 +320,9 @@ static int run_interval(struct run *r, uint64_t epoch_ms, uint64_t mono_ns)
 		r->drops_said = true;
 	}
 	slots__begin_interval(r->slots);
+	err = drain_preempters(r, nr_slots);
+	if (err)
+		return err;
 	err = drain__interval(r->drain, snap, nr_slots, slots__all_cgroups(r->slots), &iv);
 	if (err) {
 		fprintf(stderr, "cgstat: drain failed: %s\n", strerror(-err));
@@ -564,6 +586,7 @@ int main(int argc, char **argv)
 			     events.drain, events.nr, slots__label, r.slots);
 	if (!r.drain)
 		goto out;
+	drain__set_preempter_label(r.drain, slots__cgroup_label, r.slots);
 	/* a hybrid host's throttling is in the v1 cpu controller's files */
 	r.cgroupfs = cgroupfs__new(
 		"/proc",

@@ -3,7 +3,8 @@
 shape says the answer, and the involuntary switches themselves against the kernel's nivcsw:
 
 - same cgroup: two threads of one cgroup spinning on one CPU take it from each other;
-- another cgroup: one spinning thread in each of two cgroups, on one CPU;
+- another cgroup: one spinning thread in each of two cgroups, on one CPU, each the other's
+  topPreempter (by label when watched, by path when not, in both modes);
 - a kernel thread: one spinning thread that the test moves between the CPUs 200 times, each
   move made by the CPU's stopper thread (migration/N), which preempts it.
 
@@ -61,6 +62,8 @@ def other_cgroup(args):
         load_b = h.Workload(args.workload, b, "spinner", 2, CPU)
         reports = [load_a.wait(), load_b.wait()]
         h.settle()
+        # intervals with no one preempting them, for check_top_preempter()
+        cgstat.wait_intervals(time.time() * 1000, 2)
         cgstat.stop()
     for label, report in zip("ab", reports):
         got = totals(cgstat, label)
@@ -70,6 +73,45 @@ def other_cgroup(args):
         h.check(got["preemptedBySameCgroup"] <= 3,
                 "cgroup %s: by its own cgroup %d (its main thread's wakeups at the end only)"
                 % (label, got["preemptedBySameCgroup"]))
+    check_top_preempter(cgstat, "a", "b")
+    check_top_preempter(cgstat, "b", "a")
+
+
+def check_top_preempter(cgstat, label, want, idle_rows=True):
+    """Every interval in which label's tasks were preempted by another cgroup often (the two
+    spinners' intervals) names want as its topPreempter; an interval with none, no one (the
+    all-cgroups mode has no rows for an idle cgroup: idle_rows False)."""
+    rows = [r for r in cgstat.rows("sched-stats.csv") if r["container"] == label]
+    busy = [r for r in rows if int(r["preemptedByOtherCgroup"]) >= 20]
+    h.check(len(busy) >= 2 and all(r["topPreempter"] == want for r in busy),
+            "%s: topPreempter %s in its %d busy intervals: %s"
+            % (label, want, len(busy), sorted({r["topPreempter"] for r in busy})))
+    # the pairs are read just after the snapshot: a preemption between the two shows in the
+    # next interval's topPreempter, so an interval after one with preemptions may name one
+    quiet = [r for p, r in zip(rows, rows[1:])
+             if p["preemptedByOtherCgroup"] == r["preemptedByOtherCgroup"] == "0"]
+    h.check((quiet or not idle_rows) and all(r["topPreempter"] == "" for r in quiet),
+            "%s: no topPreempter in the %d intervals without preemptions by another cgroup"
+            % (label, len(quiet)))
+
+
+def unwatched_preempter(args):
+    """The preempter is named by its path when it is not watched, in both modes."""
+    with h.scratch_cgroup("pre-w") as w, h.scratch_cgroup("pre-x") as x:
+        watched = h.Cgstat(args.cgstat, ["-q", "-i", "0.5", "--no-perf", "-c", "w=" + w])
+        every = h.Cgstat(args.cgstat, ["-q", "-i", "0.5", "--no-perf"])
+        load_w = h.Workload(args.workload, w, "spinner", 2, CPU)
+        load_x = h.Workload(args.workload, x, "spinner", 2, CPU)
+        load_w.wait()
+        load_x.wait()
+        h.settle()
+        watched.wait_intervals(time.time() * 1000, 2)
+        every.wait_intervals(time.time() * 1000, 2)
+        watched.stop()
+        every.stop()
+    check_top_preempter(watched, "w", h.v2_label(x))
+    check_top_preempter(every, h.v2_label(w), h.v2_label(x), idle_rows=False)
+    check_top_preempter(every, h.v2_label(x), h.v2_label(w), idle_rows=False)
 
 
 def kernel_thread(args):
@@ -101,6 +143,7 @@ def main():
     args = h.parse_args()
     same_cgroup(args)
     other_cgroup(args)
+    unwatched_preempter(args)
     kernel_thread(args)
     h.done()
 

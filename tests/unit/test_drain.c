@@ -181,9 +181,79 @@ out:
 	drain__free(d);
 }
 
+static const char *cgroup_label(void *ctx, uint64_t cgid)
+{
+	(void)ctx;
+	return cgid == 7 ? "/seven" : "/other";
+}
+
+/* One interval with the preempters map holding pairs: the records of snap's two slots. */
+static const struct cg_interval *preempted(struct drain *d, struct cg_slot_snap *snap,
+					   const struct cg_preempter *pairs, size_t nr,
+					   size_t *nr_stale)
+{
+	static struct cg_interval iv;
+	const struct cg_preempter_key *stale;
+
+	CHECK(drain__preempters(d, pairs, nr, &stale, nr_stale) == 0);
+	CHECK(drain__interval(d, snap, 2, false, &iv) == 0);
+	CHECK(iv.nr_records == 2);
+	return &iv;
+}
+
+static void test_top_preempter(void)
+{
+	static struct cg_slot_snap snap[2] = { { .cgid = 1 }, { .cgid = 2 } };
+	struct cg_preempter pairs[4] = {
+		{ { 0, 0, 7 }, 10 }, { { 0, 0, 8 }, 4 }, { { 1, 0, 8 }, 3 }, { { 9, 0, 7 }, 99 },
+	};
+	const struct cg_interval *iv;
+	struct drain *d;
+	size_t stale;
+	int i;
+
+	d = drain__new(2, NULL, 0, label, NULL);
+	CHECK(d != NULL);
+	if (!d)
+		return;
+	drain__set_preempter_label(d, cgroup_label, NULL);
+	drain__baseline(d, snap, 2);
+	/* pairs first seen: all of their count is new; a slot beyond the drain's is ignored */
+	iv = preempted(d, snap, pairs, 4, &stale);
+	CHECK(iv->records[0].top_preempter_cgid == 7 && iv->records[0].top_preempter_count == 10);
+	CHECK(iv->records[0].top_preempter && !strcmp(iv->records[0].top_preempter, "/seven"));
+	CHECK(iv->records[1].top_preempter_cgid == 8 && iv->records[1].top_preempter_count == 3);
+	/* the interval's growth decides, not the total; a tie goes to the smaller id */
+	pairs[0].count = 12;
+	pairs[1].count = 6;
+	iv = preempted(d, snap, pairs, 2, &stale);
+	CHECK(iv->records[0].top_preempter_cgid == 7 && iv->records[0].top_preempter_count == 2);
+	CHECK(!iv->records[1].top_preempter && !iv->records[1].top_preempter_count);
+	pairs[1].count = 16;
+	iv = preempted(d, snap, pairs, 2, &stale);
+	CHECK(iv->records[0].top_preempter_cgid == 8 && iv->records[0].top_preempter_count == 10);
+	/* idle: forgotten after DRAIN_PREEMPTER_IDLE intervals, listed once to be deleted */
+	pairs[0].count = 13;
+	pairs[1].count = 17;
+	preempted(d, snap, pairs, 2, &stale);
+	for (i = 1; i < DRAIN_PREEMPTER_IDLE; i++) {
+		iv = preempted(d, snap, pairs, 2, &stale);
+		CHECK(stale == 0 && !iv->records[0].top_preempter);
+	}
+	preempted(d, snap, pairs, 2, &stale);
+	CHECK(stale == 2);
+	/* made again by the BPF side after the delete: counted from 0 again */
+	pairs[0].count = 3;
+	iv = preempted(d, snap, pairs, 1, &stale);
+	CHECK(stale == 0 && iv->records[0].top_preempter_cgid == 7 &&
+	      iv->records[0].top_preempter_count == 3);
+	drain__free(d);
+}
+
 int main(void)
 {
 	test_counter_scaled();
+	test_top_preempter();
 	test_multiplexed_interval();
 	test_same_label_merged();
 	test_core_sourced();

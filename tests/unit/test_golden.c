@@ -8,7 +8,8 @@
  *
  * The input has what the formats must handle: counts derived from cgstat's own figures and from
  * perf, a multiplexed event, an event not counted, a slot reused by another cgroup, a removed
- * cgroup sharing its label with a live one, an idle cgroup, no host sample and then two disks.
+ * cgroup sharing its label with a live one, an idle cgroup, no host sample and then two disks,
+ * and preempting cgroups whose top changes.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -55,6 +56,27 @@ static const char *label_of(void *ctx, uint32_t slot, uint64_t cgid)
 	default:
 		return "/idle";
 	}
+}
+
+/* Preempting cgroups: watched ones by their label, another by its path. */
+static const char *preempter_label_of(void *ctx, uint64_t cgid)
+{
+	(void)ctx;
+	return cgid == 100 ? "/web" : cgid == 300 ? "/cache" : "/batch";
+}
+
+/*
+ * The preempters map after interval i: /web's tasks taken by /cache, then more often by
+ * /batch; /db's by /web; in the last interval no one.
+ */
+static size_t preempters_of(int i, struct cg_preempter *p)
+{
+	p[0] = (struct cg_preempter){ { 0, 0, 300 }, i ? 6 : 5 };
+	p[1] = (struct cg_preempter){ { 0, 0, 900 }, i ? 9 : 2 };
+	if (!i)
+		return 2;
+	p[2] = (struct cg_preempter){ { 1, 0, 100 }, 3 };
+	return 3;
 }
 
 static void run_for(struct cg_slot_snap *s, uint64_t on_ns, uint64_t runq_ns, uint64_t waits,
@@ -211,6 +233,9 @@ int main(void)
 	struct out_files *files = NULL;
 	struct summary *summary = NULL;
 	struct drain *drain = NULL;
+	const struct cg_preempter_key *stale;
+	struct cg_preempter pairs[3];
+	size_t nr_pairs, nr_stale;
 	struct cg_interval iv;
 	char *json = NULL;
 	size_t f;
@@ -226,6 +251,7 @@ int main(void)
 	CHECK(files && summary && drain);
 	if (!files || !summary || !drain)
 		goto out;
+	drain__set_preempter_label(drain, preempter_label_of, NULL);
 	for (f = 0; f < NR_FORMATS; f++) {
 		snprintf(path, sizeof(path), "%s/%s", dir, outputs[f]);
 		streams[f] = fopen(path, "w");
@@ -251,6 +277,9 @@ int main(void)
 		host_of(i, &iv.host, disks);
 		/* the all-cgroups mode leaves out what did nothing; the last interval, as -c, not
 		 */
+		nr_pairs = preempters_of(i, pairs);
+		CHECK(drain__preempters(drain, pairs, nr_pairs, &stale, &nr_stale) == 0);
+		CHECK(nr_stale == 0);
 		CHECK(drain__interval(drain, snap, NR_SLOTS, i < 2, &iv) == 0);
 		for (f = 0; f < NR_FORMATS; f++)
 			CHECK(stream__write(streams[f], formats[f], &iv, i == 0) == 0);

@@ -17,7 +17,7 @@
 	"epochMillis,container,tasks,onCpuMillis,runqWaitMillis,offCpuSleepMillis,"               \
 	"offCpuBlockedMillis,voluntarySwitches,involuntarySwitches,migrations,runqWaits,"         \
 	"runqP50Micros,runqP99Micros,runqMaxMicros,preemptedBySameCgroup,preemptedByOtherCgroup," \
-	"preemptedByKernel\n"
+	"preemptedByKernel,topPreempter\n"
 
 #define CGROUP_HEADER                                                                           \
 	"epochMillis,container,periods,throttledPeriods,throttledMillis,cpuPressureSomeMillis," \
@@ -95,6 +95,8 @@ static struct cg_interval make_interval(void)
 		.counter = { 3000000000ULL, 1500000000 },
 		.counter_valid = { true, true },
 		/* throttled 3 of 5 periods for 12.5 ms; io "full" not read: an empty field */
+		.top_preempter = "/system.slice/noisy",
+		.top_preempter_count = 7,
 		.cgroupfs = { 5, 3, 12500000, 40000000, 1000, 0, 7654321, 99 },
 		.cgroupfs_valid = (1u << CG_NR_CGROUPFS) - 1 - (1u << CG_FS_IO_FULL_NS),
 	};
@@ -159,12 +161,12 @@ static void test_files(void)
 	check_file("out", "sched-stats.csv",
 		   SCHED_HEADER
 		   "1700000000123,web,12,750.000,250.000,200.000,1.235,250,20,5,2,0.992,37.000,"
-		   "37.000,12,7,1\n"
-		   "1700000000123," TRICKY_CSV ",1,0.000,0.000,0.000,0.000,0,0,0,0,,,,0,0,0\n"
+		   "37.000,12,7,1,/system.slice/noisy\n"
+		   "1700000000123," TRICKY_CSV ",1,0.000,0.000,0.000,0.000,0,0,0,0,,,,0,0,0,\n"
 		   "1700000000623,web,12,750.000,250.000,200.000,1.235,250,20,5,2,0.992,37.000,"
-		   "37.000,12,7,1\n"
+		   "37.000,12,7,1,/system.slice/noisy\n"
 		   "1700000001123,web,12,750.000,250.000,200.000,1.235,250,20,5,2,0.992,37.000,"
-		   "37.000,12,7,1\n");
+		   "37.000,12,7,1,/system.slice/noisy\n");
 	check_file("out", "cgroup-stats.csv",
 		   CGROUP_HEADER "1700000000123,web,5,3,12.500,40.000,0.001,0.000,7.654,\n"
 				 "1700000000123," TRICKY_CSV ",,,,,,,,\n"

@@ -45,6 +45,8 @@ static void make_interval(void)
 		.runq_max_ns = 37000,
 		.counter = { 3000000000ULL, 6000000000ULL, 1500000000 },
 		.counter_valid = { true, true, true },
+		.top_preempter = "/noisy\n\xff",
+		.top_preempter_count = 5,
 	};
 	records[0].runq_hist.bucket[cg_hist_bucket(1000)] = 1;
 	records[0].runq_hist.bucket[cg_hist_bucket(37000)] = 1;
@@ -94,15 +96,16 @@ static void test_csv(void)
 		"offCpuSleepMillis,offCpuBlockedMillis,voluntarySwitches,involuntarySwitches,"
 		"migrations,runqWaits,runqP50Micros,runqP99Micros,runqMaxMicros,"
 		"preemptedBySameCgroup,preemptedByOtherCgroup,preemptedByKernel,stolenMillis,"
-		"minorPageFaults,majorPageFaults,"
+		"minorPageFaults,majorPageFaults,topPreempter,"
 		"cycles,instructions,taskClockMillis,"
 		"ghz,instructionsPerCycle,llcMissesPerKiloInstructions,llcMissPercent,"
 		"l1dMissesPerKiloInstructions,branchMissesPerKiloInstructions\n"
 		"1700000000123,1000.000,web,1.500,12,1500.000,250.000,2000.000,250.000,"
-		"250,20,5,2,0.992,37.000,37.000,12,7,1,125.000,300,4,3000000000,6000000000,1500.000,"
+		"250,20,5,2,0.992,37.000,37.000,12,7,1,125.000,300,4,\"/noisy\n\xff\","
+		"3000000000,6000000000,1500.000,"
 		"2.000,2.000,,,,\n"
 		"1700000000123,1000.000,\"a,\"\"b\"\"\n\xff\xfe\",0.000,1,0.000,0.000,0.000,0.000,"
-		"0,0,0,0,,,,0,0,0,0.000,0,0,,1000,0.000,,,,,,\n");
+		"0,0,0,0,,,,0,0,0,0.000,0,0,,,1000,0.000,,,,,,\n");
 	CHECK(err == 0);
 
 	/* Later intervals: rows only. Half a second with the same amounts: twice the cores. */
@@ -111,7 +114,8 @@ static void test_csv(void)
 	CHECK_STR(
 		render(CG_FORMAT_CSV, false, &err),
 		"1700000000123,500.000,web,3.000,12,1500.000,250.000,2000.000,250.000,"
-		"250,20,5,2,0.992,37.000,37.000,12,7,1,125.000,300,4,3000000000,6000000000,1500.000,"
+		"250,20,5,2,0.992,37.000,37.000,12,7,1,125.000,300,4,\"/noisy\n\xff\","
+		"3000000000,6000000000,1500.000,"
 		"2.000,2.000,,,,\n");
 	CHECK(err == 0);
 
@@ -122,11 +126,11 @@ static void test_csv(void)
 		  "offCpuSleepMillis,offCpuBlockedMillis,voluntarySwitches,involuntarySwitches,"
 		  "migrations,runqWaits,runqP50Micros,runqP99Micros,runqMaxMicros,"
 		  "preemptedBySameCgroup,preemptedByOtherCgroup,preemptedByKernel,stolenMillis,"
-		  "minorPageFaults,majorPageFaults,"
+		  "minorPageFaults,majorPageFaults,topPreempter,"
 		  "ghz,instructionsPerCycle,llcMissesPerKiloInstructions,llcMissPercent,"
 		  "l1dMissesPerKiloInstructions,branchMissesPerKiloInstructions\n"
 		  "1700000000123,500.000,web,3.000,12,1500.000,250.000,2000.000,250.000,"
-		  "250,20,5,2,0.992,37.000,37.000,12,7,1,125.000,300,4,,,,,,\n");
+		  "250,20,5,2,0.992,37.000,37.000,12,7,1,125.000,300,4,\"/noisy\n\xff\",,,,,,\n");
 	CHECK(err == 0);
 }
 
@@ -146,7 +150,7 @@ static void test_json_exact(void)
 		"\"voluntarySwitches\":250,\"involuntarySwitches\":20,\"migrations\":5,"
 		"\"runqWaits\":2,\"runqP50Micros\":0.992,\"runqP99Micros\":37,"
 		"\"runqMaxMicros\":37,\"preemptedBySameCgroup\":12,\"preemptedByOtherCgroup\":7,"
-		"\"preemptedByKernel\":1,\"stolenMillis\":125,\"minorPageFaults\":300,\"majorPageFaults\":4,\"cycles\":3000000000,\"instructions\":6000000000,"
+		"\"preemptedByKernel\":1,\"stolenMillis\":125,\"minorPageFaults\":300,\"majorPageFaults\":4,\"topPreempter\":\"/noisy\\n\xef\xbf\xbd\",\"cycles\":3000000000,\"instructions\":6000000000,"
 		"\"taskClockMillis\":1500,\"ghz\":2,\"instructionsPerCycle\":2}}}\n");
 	CHECK(err == 0);
 

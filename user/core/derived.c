@@ -189,6 +189,21 @@ bool record_figure(const struct cg_record *r, uint64_t interval_ns, enum cg_figu
 	return false;
 }
 
+const char *const label_figure_names[CG_NR_LABEL_FIGURES] = {
+	[CG_LABEL_TOP_PREEMPTER] = "topPreempter",
+};
+
+const char *record_label_figure(const struct cg_record *r, enum cg_label_figure fig)
+{
+	switch (fig) {
+	case CG_LABEL_TOP_PREEMPTER:
+		return r->top_preempter_count ? r->top_preempter : NULL;
+	case CG_NR_LABEL_FIGURES:
+		break;
+	}
+	return NULL;
+}
+
 double event_figure(const char *column, uint64_t counter, enum cg_unit *unit)
 {
 	if (!strcmp(column, TASK_CLOCK)) {

@@ -114,6 +114,18 @@ extern const struct cg_figure_column figure_columns[CG_NR_FIGURES];
 bool record_figure(const struct cg_record *r, uint64_t interval_ns, enum cg_figure fig,
 		   double *value);
 
+/* Figures that name a cgroup instead of counting: text in CSV, a string in JSON. */
+enum cg_label_figure {
+	CG_LABEL_TOP_PREEMPTER, /* the cgroup that preempted the record's tasks most often */
+	CG_NR_LABEL_FIGURES,
+};
+
+/* Each label figure's CSV header and JSON key. */
+extern const char *const label_figure_names[CG_NR_LABEL_FIGURES];
+
+/* Label figure fig of r, or NULL when it has none (an empty field, an absent key). */
+const char *record_label_figure(const struct cg_record *r, enum cg_label_figure fig);
+
 /*
  * The figure of an event column's counter and its unit: "taskClockMillis" counts nanoseconds
  * and shows as millis; every other event is a plain count.

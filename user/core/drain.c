@@ -5,6 +5,22 @@
 
 #include "drain.h"
 #include "events.h"
+#include "hashtab.h"
+
+/* A preempters map pair as last read. */
+struct pair_entry {
+	struct hash_node node;
+	struct cg_preempter_key key;
+	uint64_t count;
+	uint32_t idle; /* calls since it last grew */
+	uint64_t seen; /* the call that last read it */
+};
+
+/* Each slot's top preempter over the interval. */
+struct slot_top {
+	uint64_t cgid;
+	uint64_t count;
+};
 
 struct drain {
 	uint32_t max_slots;
@@ -15,6 +31,13 @@ struct drain {
 	void *label_ctx;
 	int nr_cols;
 	struct drain_column cols[CG_MAX_EVENTS];
+	struct hash_table pairs; /* struct pair_entry */
+	struct slot_top *top;	 /* per slot, from the last drain__preempters() */
+	struct cg_preempter_key *stale;
+	size_t stale_cap, stale_cap_used;
+	uint64_t calls;
+	drain_cgroup_label_fn preempter_label;
+	void *preempter_ctx;
 };
 
 struct drain *drain__new(uint32_t max_slots, const struct drain_column *cols, int nr_cols,
@@ -45,7 +68,8 @@ struct drain *drain__new(uint32_t max_slots, const struct drain_column *cols, in
 	d->prev = calloc(max_slots, sizeof(*d->prev));
 	d->records = calloc(max_slots, sizeof(*d->records));
 	d->gone = calloc(max_slots, sizeof(*d->gone));
-	if (!d->prev || !d->records || !d->gone) {
+	d->top = calloc(max_slots, sizeof(*d->top));
+	if (!d->prev || !d->records || !d->gone || !d->top || hash_table_init(&d->pairs, 64)) {
 		drain__free(d);
 		errno = ENOMEM;
 		return NULL;
@@ -181,6 +205,12 @@ static void record_add(struct cg_record *t, const struct cg_record *r, int nr_co
 	t->runq_hist.count += r->runq_hist.count;
 	for (i = 0; i < nr_cols; i++)
 		t->counter[i] += r->counter[i];
+	/* the larger of the two: a pair's counts are not added across cgroups */
+	if (r->top_preempter_count > t->top_preempter_count) {
+		t->top_preempter = r->top_preempter;
+		t->top_preempter_cgid = r->top_preempter_cgid;
+		t->top_preempter_count = r->top_preempter_count;
+	}
 }
 
 /*
@@ -246,6 +276,12 @@ int drain__interval(struct drain *d, const struct cg_slot_snap *snap, uint32_t n
 		r->name = d->label(d->label_ctx, slot, cur->cgid);
 		if (!r->name)
 			return -errno;
+		r->top_preempter = NULL;
+		r->top_preempter_cgid = d->top[slot].cgid;
+		r->top_preempter_count = d->top[slot].count;
+		if (r->top_preempter_count && d->preempter_label)
+			r->top_preempter =
+				d->preempter_label(d->preempter_ctx, r->top_preempter_cgid);
 		if (cur->dead)
 			d->gone[nr_gone++] = n;
 		n++;
@@ -255,12 +291,108 @@ int drain__interval(struct drain *d, const struct cg_slot_snap *snap, uint32_t n
 	return 0;
 }
 
+void drain__set_preempter_label(struct drain *d, drain_cgroup_label_fn label, void *ctx)
+{
+	d->preempter_label = label;
+	d->preempter_ctx = ctx;
+}
+
+static uint64_t pair_hash(const struct cg_preempter_key *k)
+{
+	return hash_u64(k->cgid ^ ((uint64_t)k->slot << 40));
+}
+
+static bool pair_is(const struct hash_node *n, const void *key)
+{
+	const struct cg_preempter_key *a = &container_of(n, struct pair_entry, node)->key, *b = key;
+
+	return a->slot == b->slot && a->cgid == b->cgid;
+}
+
+static void pair_free(struct hash_table *t, struct hash_node *n, void *ctx)
+{
+	(void)ctx;
+	hash_table_del(t, n);
+	free(container_of(n, struct pair_entry, node));
+}
+
+/* Forget the pairs idle too long, listing them in d->stale; those not read this call too. */
+static void pair_age(struct hash_table *t, struct hash_node *n, void *ctx)
+{
+	struct pair_entry *e = container_of(n, struct pair_entry, node);
+	struct drain *d = ctx;
+	struct cg_preempter_key *grown;
+
+	if (e->seen == d->calls && e->idle < DRAIN_PREEMPTER_IDLE)
+		return;
+	if (e->seen == d->calls) {
+		if (d->stale_cap <= d->stale_cap_used) {
+			grown = realloc(d->stale, (d->stale_cap * 2 + 16) * sizeof(*grown));
+			if (!grown)
+				return; /* kept: tried again next call */
+			d->stale = grown;
+			d->stale_cap = d->stale_cap * 2 + 16;
+		}
+		d->stale[d->stale_cap_used++] = e->key;
+	}
+	hash_table_del(t, n);
+	free(e);
+}
+
+int drain__preempters(struct drain *d, const struct cg_preempter *pairs, size_t nr,
+		      const struct cg_preempter_key **stale, size_t *nr_stale)
+{
+	struct hash_node *n;
+	struct pair_entry *e;
+	uint64_t grew;
+	struct slot_top *top;
+	size_t i;
+
+	d->calls++;
+	memset(d->top, 0, d->max_slots * sizeof(*d->top));
+	for (i = 0; i < nr; i++) {
+		const struct cg_preempter *p = &pairs[i];
+
+		if (p->key.slot >= d->max_slots)
+			continue;
+		n = hash_table_find(&d->pairs, pair_hash(&p->key), pair_is, &p->key);
+		if (n) {
+			e = container_of(n, struct pair_entry, node);
+		} else {
+			e = calloc(1, sizeof(*e));
+			if (!e)
+				return -ENOMEM;
+			e->key = p->key;
+			hash_table_add(&d->pairs, &e->node, pair_hash(&p->key));
+		}
+		/* a pair first read now (or made again after it was forgotten): all of it is new */
+		grew = p->count >= e->count ? p->count - e->count : p->count;
+		e->count = p->count;
+		e->seen = d->calls;
+		e->idle = grew ? 0 : e->idle + 1;
+		top = &d->top[p->key.slot];
+		if (grew > top->count || (grew && grew == top->count && p->key.cgid < top->cgid)) {
+			top->count = grew;
+			top->cgid = p->key.cgid;
+		}
+	}
+	d->stale_cap_used = 0;
+	hash_table_visit(&d->pairs, pair_age, d);
+	*stale = d->stale;
+	*nr_stale = d->stale_cap_used;
+	return 0;
+}
+
 void drain__free(struct drain *d)
 {
 	if (!d)
 		return;
+	hash_table_visit(&d->pairs, pair_free, NULL);
+	hash_table_fini(&d->pairs);
 	free(d->prev);
 	free(d->records);
 	free(d->gone);
+	free(d->top);
+	free(d->stale);
 	free(d);
 }

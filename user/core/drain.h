@@ -16,6 +16,9 @@ struct drain;
 /* Names a slot's record; the string must live until the interval has been written. */
 typedef const char *(*drain_label_fn)(void *ctx, uint32_t slot, uint64_t cgid);
 
+/* Labels a cgroup by its id (a preempter): the string must live until the interval is written. */
+typedef const char *(*drain_cgroup_label_fn)(void *ctx, uint64_t cgid);
+
 /* Where a record's counter[i] comes from. */
 struct drain_column {
 	int source;	/* enum cg_event_source: one of cgstat's own figures, or perf */
@@ -38,6 +41,22 @@ void drain__baseline(struct drain *d, const struct cg_slot_snap *snap, uint32_t 
  */
 int drain__interval(struct drain *d, const struct cg_slot_snap *snap, uint32_t nr_slots,
 		    bool active_only, struct cg_interval *iv);
+
+/* How drain__preempters() labels the preempting cgroups. */
+void drain__set_preempter_label(struct drain *d, drain_cgroup_label_fn label, void *ctx);
+
+/* Intervals a pair may go without a switch before the drain forgets it. */
+#define DRAIN_PREEMPTER_IDLE 10
+
+/*
+ * The preempter pairs (cumulative, collector__preempters()), before drain__interval(): each
+ * slot's record of the interval then names the cgroup whose threads preempted its tasks most
+ * often since the previous call (the smaller id on a tie). A pair that did not grow for
+ * DRAIN_PREEMPTER_IDLE calls is forgotten and listed in *stale (valid until the next call) for
+ * the caller to free on the BPF side; should it come back, all its count is new. 0 or -ENOMEM.
+ */
+int drain__preempters(struct drain *d, const struct cg_preempter *pairs, size_t nr,
+		      const struct cg_preempter_key **stale, size_t *nr_stale);
 
 void drain__free(struct drain *d);
 

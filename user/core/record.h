@@ -47,8 +47,18 @@ struct cg_record {
 	/* perf counters, in the order of the run's event list; counter_valid says which count */
 	uint64_t counter[CG_MAX_EVENTS];
 	bool counter_valid[CG_MAX_EVENTS];
+	/* the cgroup whose threads took its tasks' CPU most often (preemptedByOtherCgroup) */
+	const char *top_preempter; /* its label, or NULL when none did */
+	uint64_t top_preempter_cgid;
+	uint64_t top_preempter_count;
 	uint64_t cgroupfs[CG_NR_CGROUPFS]; /* one per enum cg_cgroupfs */
 	uint32_t cgroupfs_valid;	   /* bit i: cgroupfs[i] was read at both ends */
+};
+
+/* One pair of the BPF side's slot_preempters: a slot, a preempting cgroup, switches so far. */
+struct cg_preempter {
+	struct cg_preempter_key key;
+	uint64_t count;
 };
 
 /* One physical disk over one interval (host-io.csv). */

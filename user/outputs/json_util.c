@@ -62,6 +62,19 @@ cJSON *json_add_object(cJSON *obj, const char *label)
 	return child;
 }
 
+int json_add_label(cJSON *obj, const char *key, const char *label)
+{
+	char *value = utf8_sanitize(label);
+	int err = 0;
+
+	if (!value)
+		return -ENOMEM;
+	if (!cJSON_AddStringToObject(obj, key, value))
+		err = -ENOMEM;
+	free(value);
+	return err;
+}
+
 int json_add_health(cJSON *obj, const struct cg_health *health)
 {
 	int err;

@@ -27,6 +27,9 @@ int json_add_number(cJSON *obj, const char *key, double value);
  */
 int json_add_health(cJSON *obj, const struct cg_health *health);
 
+/* obj[key] = label as a string, sanitized first. 0 or -ENOMEM. */
+int json_add_label(cJSON *obj, const char *key, const char *label);
+
 /* A new empty object at obj[label], the label sanitized first. NULL and errno on failure. */
 cJSON *json_add_object(cJSON *obj, const char *label);
 

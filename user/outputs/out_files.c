@@ -17,11 +17,13 @@
 #define SUMMARY_NAME "container-summary.json"
 #define SUMMARY_TEMP ".container-summary.json.tmp"
 
-/* A file of record figures: epochMillis, container, then the figures. */
+/* A file of record figures: epochMillis, container, the figures, then the label figures. */
 struct figure_file {
 	const char *name;
 	const enum cg_figure *figures;
 	int nr_figures;
+	const enum cg_label_figure *labels;
+	int nr_labels;
 };
 
 static const enum cg_figure container_figures[] = {
@@ -37,6 +39,8 @@ static const enum cg_figure sched_figures[] = {
 	CG_FIG_RUNQ_P50_MICROS, CG_FIG_RUNQ_P99_MICROS, CG_FIG_RUNQ_MAX_MICROS,
 	CG_FIG_PREEMPTED_SAME,	CG_FIG_PREEMPTED_OTHER, CG_FIG_PREEMPTED_KERNEL,
 };
+
+static const enum cg_label_figure sched_labels[] = { CG_LABEL_TOP_PREEMPTER };
 
 static const enum cg_figure cgroup_figures[] = {
 	CG_FIG_PERIODS,
@@ -56,9 +60,8 @@ static const struct figure_file container_file = {
 };
 
 static const struct figure_file sched_file = {
-	"sched-stats.csv",
-	sched_figures,
-	ARRAY_SIZE(sched_figures),
+	"sched-stats.csv",	  sched_figures, ARRAY_SIZE(sched_figures), sched_labels,
+	ARRAY_SIZE(sched_labels),
 };
 
 static const struct figure_file cgroup_file = {
@@ -201,6 +204,10 @@ static void figure_header(FILE *f, const struct figure_file *ff)
 		csv_sep(f);
 		csv_field(f, figure_columns[ff->figures[i]].name);
 	}
+	for (i = 0; i < ff->nr_labels; i++) {
+		csv_sep(f);
+		csv_field(f, label_figure_names[ff->labels[i]]);
+	}
 	csv_end_row(f);
 }
 
@@ -214,6 +221,7 @@ static void leading_fields(FILE *f, const struct cg_interval *iv, const struct c
 static void figure_row(FILE *f, const struct figure_file *ff, const struct cg_interval *iv,
 		       const struct cg_record *r)
 {
+	const char *label;
 	double value;
 	bool valid;
 	int i;
@@ -223,6 +231,12 @@ static void figure_row(FILE *f, const struct figure_file *ff, const struct cg_in
 		valid = record_figure(r, iv->interval_ns, ff->figures[i], &value);
 		csv_sep(f);
 		csv_number(f, valid, value, unit_decimals(figure_columns[ff->figures[i]].unit));
+	}
+	for (i = 0; i < ff->nr_labels; i++) {
+		label = record_label_figure(r, ff->labels[i]);
+		csv_sep(f);
+		if (label)
+			csv_field(f, label);
 	}
 	csv_end_row(f);
 }

@@ -49,6 +49,10 @@ static void csv_header(FILE *f, const struct cg_interval *iv)
 		csv_sep(f);
 		csv_field(f, figure_columns[stream_figures[i]].name);
 	}
+	for (i = 0; i < CG_NR_LABEL_FIGURES; i++) {
+		csv_sep(f);
+		csv_field(f, label_figure_names[i]);
+	}
 	for (i = 0; i < (size_t)iv->nr_events; i++) {
 		csv_sep(f);
 		csv_field(f, iv->event_columns[i]);
@@ -62,6 +66,7 @@ static void csv_header(FILE *f, const struct cg_interval *iv)
 
 static void csv_row(FILE *f, const struct cg_interval *iv, const struct cg_record *r)
 {
+	const char *label;
 	struct cg_derived d;
 	enum cg_unit unit;
 	double value;
@@ -77,6 +82,12 @@ static void csv_row(FILE *f, const struct cg_interval *iv, const struct cg_recor
 		valid = record_figure(r, iv->interval_ns, stream_figures[i], &value);
 		csv_sep(f);
 		csv_number(f, valid, value, unit_decimals(figure_columns[stream_figures[i]].unit));
+	}
+	for (i = 0; i < CG_NR_LABEL_FIGURES; i++) {
+		label = record_label_figure(r, i);
+		csv_sep(f);
+		if (label)
+			csv_field(f, label);
 	}
 	for (i = 0; i < (size_t)iv->nr_events; i++) {
 		value = event_figure(iv->event_columns[i], r->counter[i], &unit);
@@ -103,6 +114,7 @@ static void write_csv(FILE *f, const struct cg_interval *iv, bool first)
 
 static int json_record(cJSON *containers, const struct cg_interval *iv, const struct cg_record *r)
 {
+	const char *label;
 	struct cg_derived d;
 	enum cg_unit unit;
 	cJSON *obj;
@@ -116,6 +128,11 @@ static int json_record(cJSON *containers, const struct cg_interval *iv, const st
 	for (i = 0; i < ARRAY_SIZE(stream_figures) && !err; i++)
 		if (record_figure(r, iv->interval_ns, stream_figures[i], &value))
 			err = json_add_number(obj, figure_columns[stream_figures[i]].name, value);
+	for (i = 0; i < CG_NR_LABEL_FIGURES && !err; i++) {
+		label = record_label_figure(r, i);
+		if (label)
+			err = json_add_label(obj, label_figure_names[i], label);
+	}
 	for (i = 0; i < (size_t)iv->nr_events && !err; i++) {
 		if (!r->counter_valid[i])
 			continue;

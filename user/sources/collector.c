@@ -20,6 +20,9 @@ struct collector {
 	uint32_t max_slots;
 	int nr_cpus;
 	void *zero_live; /* one slot's worth of zeroes for every possible CPU */
+	struct cg_slot_preempters *preempters; /* slot_preempters, mapped read-write */
+	size_t preempters_len;
+	struct cg_preempter *pairs; /* collector__preempters()'s, CG_PREEMPTERS_PER_SLOT a slot */
 };
 
 static bool libbpf_verbose;
@@ -39,7 +42,7 @@ static int size_maps(struct cgstat_bpf *skel, uint32_t slots)
 {
 	struct bpf_map *maps[] = {
 		skel->maps.slot_live,	 skel->maps.slot_info,	skel->maps.slot_snap,
-		skel->maps.cgroup_slots, skel->maps.free_slots,
+		skel->maps.cgroup_slots, skel->maps.free_slots, skel->maps.slot_preempters,
 	};
 	size_t i;
 	int err;
@@ -239,6 +242,18 @@ struct collector *collector__open(const struct collector_opts *opts)
 		goto fail;
 	}
 
+	c->preempters_len = (size_t)c->max_slots * sizeof(struct cg_slot_preempters);
+	c->preempters = mmap(NULL, c->preempters_len, PROT_READ | PROT_WRITE, MAP_SHARED,
+			     bpf_map__fd(c->skel->maps.slot_preempters), 0);
+	c->pairs = calloc((size_t)c->max_slots * CG_PREEMPTERS_PER_SLOT, sizeof(*c->pairs));
+	if (c->preempters == MAP_FAILED || !c->pairs) {
+		err = c->pairs ? -errno : -ENOMEM;
+		if (c->preempters == MAP_FAILED)
+			c->preempters = NULL;
+		fprintf(stderr, "cgstat: cannot map the preempters: %s\n", strerror(-err));
+		goto fail;
+	}
+
 	err = cgstat_bpf__attach(c->skel);
 	if (err) {
 		fprintf(stderr, "cgstat: cannot attach the BPF programs: %s\n", bpf_strerror(err));
@@ -293,6 +308,8 @@ int collector__free_slot(struct collector *c, uint32_t slot, uint64_t cgid)
 				   sizeof(info), BPF_ANY);
 	if (err)
 		return err;
+	if (slot < c->max_slots)
+		memset(&c->preempters[slot], 0, sizeof(c->preempters[slot]));
 	return bpf_map__update_elem(c->skel->maps.free_slots, NULL, 0, &slot, sizeof(slot),
 				    BPF_ANY);
 }
@@ -352,13 +369,66 @@ bool collector__multiplexed(const struct collector *c)
 	return c->skel->bss->multiplexed;
 }
 
+int collector__preempters(struct collector *c, uint32_t nr_slots, const struct cg_preempter **pairs,
+			  size_t *nr)
+{
+	const struct cg_slot_preempters *t;
+	size_t n = 0;
+	uint64_t cgid;
+	uint32_t slot;
+	int i;
+
+	if (nr_slots > c->max_slots)
+		nr_slots = c->max_slots;
+	for (slot = 0; slot < nr_slots; slot++) {
+		t = &c->preempters[slot];
+		for (i = 0; i < CG_PREEMPTERS_PER_SLOT; i++) {
+			cgid = __atomic_load_n(&t->cgid[i], __ATOMIC_RELAXED);
+			if (!cgid)
+				continue;
+			c->pairs[n].key = (struct cg_preempter_key){ .slot = slot, .cgid = cgid };
+			c->pairs[n++].count = __atomic_load_n(&t->count[i], __ATOMIC_RELAXED);
+		}
+	}
+	*pairs = c->pairs;
+	*nr = n;
+	return 0;
+}
+
+/*
+ * The count first, then the cgroup: a switch counted between the two lands in the freed entry
+ * as a count of 1 that the next cgroup to take it starts from.
+ */
+void collector__forget_preempters(struct collector *c, const struct cg_preempter_key *keys,
+				  size_t nr)
+{
+	struct cg_slot_preempters *t;
+	size_t k;
+	int i;
+
+	for (k = 0; k < nr; k++) {
+		if (keys[k].slot >= c->max_slots)
+			continue;
+		t = &c->preempters[keys[k].slot];
+		for (i = 0; i < CG_PREEMPTERS_PER_SLOT; i++) {
+			if (__atomic_load_n(&t->cgid[i], __ATOMIC_RELAXED) != keys[k].cgid)
+				continue;
+			__atomic_store_n(&t->count[i], 0, __ATOMIC_RELAXED);
+			__atomic_store_n(&t->cgid[i], 0, __ATOMIC_RELEASE);
+		}
+	}
+}
+
 void collector__close(struct collector *c)
 {
 	if (!c)
 		return;
 	if (c->snap)
 		munmap(c->snap, c->snap_len);
+	if (c->preempters)
+		munmap(c->preempters, c->preempters_len);
 	cgstat_bpf__destroy(c->skel);
 	free(c->zero_live);
+	free(c->pairs);
 	free(c);
 }

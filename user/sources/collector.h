@@ -63,6 +63,17 @@ int collector__slot_origin(struct collector *c, uint32_t slot, uint64_t cgid, ui
 			   char *name);
 
 /*
+ * The (slot, preempting cgroup) pairs of the first nr_slots slots with their counts so far, in
+ * the array returned through pairs, valid until the next call. 0 or -errno.
+ */
+int collector__preempters(struct collector *c, uint32_t nr_slots, const struct cg_preempter **pairs,
+			  size_t *nr);
+
+/* Free these pairs' entries (idle ones: the drain forgot them) for other preempters. */
+void collector__forget_preempters(struct collector *c, const struct cg_preempter_key *keys,
+				  size_t nr);
+
+/*
  * Since start: tasks the BPF side could not attribute because a map was full; switch-outs the
  * kernel did not report (a CPU's switch whose prev is not the task it last switched in), each
  * repaired where found; snapshots that found a CPU counting more than one task on CPU.

@@ -13,6 +13,8 @@ struct slots {
 	struct watch_list *watched;
 	const struct cgroup_mount *mnt;
 	struct cgroup_names *names; /* every cgroup: the labels, by id */
+	/* watched: the paths of other cgroups (preempters), made at the first one */
+	struct cgroup_names *other_names;
 	bool verbose;
 };
 
@@ -47,6 +49,26 @@ void slots__begin_interval(struct slots *s)
 {
 	if (s->names)
 		cgroup_names__new_interval(s->names);
+	if (s->other_names)
+		cgroup_names__new_interval(s->other_names);
+}
+
+const char *slots__cgroup_label(void *ctx, uint64_t cgid)
+{
+	struct slots *s = ctx;
+	int i;
+
+	for (i = 0; i < s->watched->nr; i++)
+		if (s->watched->ids[i] == cgid)
+			return s->watched->labels[i];
+	if (s->names)
+		return cgroup_names__get(s->names, cgid);
+	if (!s->other_names) {
+		s->other_names = cgroup_names__new(s->mnt);
+		if (!s->other_names)
+			return NULL;
+	}
+	return cgroup_names__get(s->other_names, cgid);
 }
 
 /*
@@ -187,5 +209,6 @@ void slots__free(struct slots *s)
 	if (!s)
 		return;
 	cgroup_names__free(s->names);
+	cgroup_names__free(s->other_names);
 	free(s);
 }

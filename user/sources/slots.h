@@ -36,6 +36,12 @@ void slots__begin_interval(struct slots *s);
 const char *slots__label(void *slots, uint32_t slot, uint64_t cgid);
 
 /*
+ * The label of any cgroup (a preempter): a watched one's label, else its path under the mount
+ * ("#id" when it is gone). A drain_cgroup_label_fn, with the slots as ctx; NULL and errno.
+ */
+const char *slots__cgroup_label(void *slots, uint64_t cgid);
+
+/*
  * The directory of cgroup cgid: a cgroupfs_dir_fn, with the slots as ctx. 0, or -ENOENT when
  * it is neither watched nor labelled by its path.
  */

@@ -75,6 +75,15 @@ def other_cgroup(args):
                 % (label, got["preemptedBySameCgroup"]))
     check_top_preempter(cgstat, "a", "b")
     check_top_preempter(cgstat, "b", "a")
+    summary = cgstat.summary()["containers"]
+    for label, want in (("a", "b"), ("b", "a")):
+        other = totals(cgstat, label)["preemptedByOtherCgroup"]
+        top = summary[label].get("topPreempters", [])
+        # the pairs are read just after each snapshot: the last read may have a few more
+        h.check(top and top[0]["cgroup"] == want
+                and SHARE * other <= top[0]["preemptions"] <= other + 3,
+                "summary: %s's top preempter %s, %s of its %d preemptions by another cgroup"
+                % (label, want, top[:1], other))
 
 
 def check_top_preempter(cgstat, label, want, idle_rows=True):

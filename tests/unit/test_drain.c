@@ -201,11 +201,20 @@ static const struct cg_interval *preempted(struct drain *d, struct cg_slot_snap 
 	return &iv;
 }
 
+static bool top_is(const struct cg_record *r, uint64_t cgid, uint64_t count)
+{
+	return r->nr_preempters > 0 && r->preempters[0].cgid == cgid &&
+	       r->preempters[0].count == count;
+}
+
 static void test_top_preempter(void)
 {
 	static struct cg_slot_snap snap[2] = { { .cgid = 1 }, { .cgid = 2 } };
 	struct cg_preempter pairs[4] = {
-		{ { 0, 0, 7 }, 10 }, { { 0, 0, 8 }, 4 }, { { 1, 0, 8 }, 3 }, { { 9, 0, 7 }, 99 },
+		{ { 0, 0, 7 }, 10 },
+		{ { 0, 0, 8 }, 4 },
+		{ { 1, 0, 8 }, 3 },
+		{ { 9, 0, 7 }, 99 },
 	};
 	const struct cg_interval *iv;
 	struct drain *d;
@@ -220,33 +229,34 @@ static void test_top_preempter(void)
 	drain__baseline(d, snap, 2);
 	/* pairs first seen: all of their count is new; a slot beyond the drain's is ignored */
 	iv = preempted(d, snap, pairs, 4, &stale);
-	CHECK(iv->records[0].top_preempter_cgid == 7 && iv->records[0].top_preempter_count == 10);
-	CHECK(iv->records[0].top_preempter && !strcmp(iv->records[0].top_preempter, "/seven"));
-	CHECK(iv->records[1].top_preempter_cgid == 8 && iv->records[1].top_preempter_count == 3);
+	CHECK(top_is(&iv->records[0], 7, 10) &&
+	      !strcmp(iv->records[0].preempters[0].label, "/seven"));
+	CHECK(iv->records[0].nr_preempters == 2 && iv->records[0].preempters[1].cgid == 8 &&
+	      iv->records[0].preempters[1].count == 4);
+	CHECK(top_is(&iv->records[1], 8, 3) && iv->records[1].nr_preempters == 1);
 	/* the interval's growth decides, not the total; a tie goes to the smaller id */
 	pairs[0].count = 12;
 	pairs[1].count = 6;
 	iv = preempted(d, snap, pairs, 2, &stale);
-	CHECK(iv->records[0].top_preempter_cgid == 7 && iv->records[0].top_preempter_count == 2);
-	CHECK(!iv->records[1].top_preempter && !iv->records[1].top_preempter_count);
+	CHECK(top_is(&iv->records[0], 7, 2) && iv->records[0].preempters[1].cgid == 8);
+	CHECK(!iv->records[1].nr_preempters);
 	pairs[1].count = 16;
 	iv = preempted(d, snap, pairs, 2, &stale);
-	CHECK(iv->records[0].top_preempter_cgid == 8 && iv->records[0].top_preempter_count == 10);
+	CHECK(top_is(&iv->records[0], 8, 10));
 	/* idle: forgotten after DRAIN_PREEMPTER_IDLE intervals, listed once to be deleted */
 	pairs[0].count = 13;
 	pairs[1].count = 17;
 	preempted(d, snap, pairs, 2, &stale);
 	for (i = 1; i < DRAIN_PREEMPTER_IDLE; i++) {
 		iv = preempted(d, snap, pairs, 2, &stale);
-		CHECK(stale == 0 && !iv->records[0].top_preempter);
+		CHECK(stale == 0 && !iv->records[0].nr_preempters);
 	}
 	preempted(d, snap, pairs, 2, &stale);
 	CHECK(stale == 2);
 	/* made again by the BPF side after the delete: counted from 0 again */
 	pairs[0].count = 3;
 	iv = preempted(d, snap, pairs, 1, &stale);
-	CHECK(stale == 0 && iv->records[0].top_preempter_cgid == 7 &&
-	      iv->records[0].top_preempter_count == 3);
+	CHECK(stale == 0 && top_is(&iv->records[0], 7, 3));
 	drain__free(d);
 }
 

@@ -95,8 +95,8 @@ static struct cg_interval make_interval(void)
 		.counter = { 3000000000ULL, 1500000000 },
 		.counter_valid = { true, true },
 		/* throttled 3 of 5 periods for 12.5 ms; io "full" not read: an empty field */
-		.top_preempter = "/system.slice/noisy",
-		.top_preempter_count = 7,
+		.preempters = { { "/system.slice/noisy", 9, 7 } },
+		.nr_preempters = 1,
 		.cgroupfs = { 5, 3, 12500000, 40000000, 1000, 0, 7654321, 99 },
 		.cgroupfs_valid = (1u << CG_NR_CGROUPFS) - 1 - (1u << CG_FS_IO_FULL_NS),
 	};

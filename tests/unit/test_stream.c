@@ -45,8 +45,8 @@ static void make_interval(void)
 		.runq_max_ns = 37000,
 		.counter = { 3000000000ULL, 6000000000ULL, 1500000000 },
 		.counter_valid = { true, true, true },
-		.top_preempter = "/noisy\n\xff",
-		.top_preempter_count = 5,
+		.preempters = { { "/noisy\n\xff", 9, 5 } },
+		.nr_preempters = 1,
 	};
 	records[0].runq_hist.bucket[cg_hist_bucket(1000)] = 1;
 	records[0].runq_hist.bucket[cg_hist_bucket(37000)] = 1;

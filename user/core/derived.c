@@ -197,7 +197,7 @@ const char *record_label_figure(const struct cg_record *r, enum cg_label_figure 
 {
 	switch (fig) {
 	case CG_LABEL_TOP_PREEMPTER:
-		return r->top_preempter_count ? r->top_preempter : NULL;
+		return r->nr_preempters ? r->preempters[0].label : NULL;
 	case CG_NR_LABEL_FIGURES:
 		break;
 	}

@@ -16,11 +16,35 @@ struct pair_entry {
 	uint64_t seen; /* the call that last read it */
 };
 
-/* Each slot's top preempter over the interval. */
+/* Each slot's preempters over the interval, most often first. */
 struct slot_top {
-	uint64_t cgid;
-	uint64_t count;
+	int n;
+	struct {
+		uint64_t cgid;
+		uint64_t count;
+	} p[CG_PREEMPTERS_PER_SLOT];
 };
+
+/* Whether (count, cgid) goes before (other_count, other_cgid): more often, then smaller id. */
+static bool preempter_before(uint64_t count, uint64_t cgid, uint64_t other_count,
+			     uint64_t other_cgid)
+{
+	return count > other_count || (count == other_count && cgid < other_cgid);
+}
+
+/* Put (cgid, count) in its place in top, the last one falling off when it is full. */
+static void top_insert(struct slot_top *top, uint64_t cgid, uint64_t count)
+{
+	int i = top->n < CG_PREEMPTERS_PER_SLOT ? top->n++ : CG_PREEMPTERS_PER_SLOT - 1;
+
+	if (i == CG_PREEMPTERS_PER_SLOT - 1 && top->n == CG_PREEMPTERS_PER_SLOT &&
+	    !preempter_before(count, cgid, top->p[i].count, top->p[i].cgid) && top->p[i].count)
+		return;
+	for (; i > 0 && preempter_before(count, cgid, top->p[i - 1].count, top->p[i - 1].cgid); i--)
+		top->p[i] = top->p[i - 1];
+	top->p[i].cgid = cgid;
+	top->p[i].count = count;
+}
 
 struct drain {
 	uint32_t max_slots;
@@ -186,6 +210,59 @@ static bool record_active(const struct cg_record *r)
 }
 
 /* r's figures added into t's: two cgroups of one label in one interval. */
+/* r's preempters, labelled, from the slot's of the interval (none without a label function). */
+static void record_preempters(const struct drain *d, struct cg_record *r,
+			      const struct slot_top *top)
+{
+	int i;
+
+	r->nr_preempters = 0;
+	if (!d->preempter_label)
+		return;
+	for (i = 0; i < top->n; i++) {
+		r->preempters[i].cgid = top->p[i].cgid;
+		r->preempters[i].count = top->p[i].count;
+		r->preempters[i].label = d->preempter_label(d->preempter_ctx, top->p[i].cgid);
+		/* no label, no place in a row: the count still is in preemptedByOtherCgroup */
+		if (!r->preempters[i].label)
+			break;
+		r->nr_preempters = i + 1;
+	}
+}
+
+/* r's preempters into t's: the same cgroup's counts add up, the most often stay. */
+static void preempters_add(struct cg_record *t, const struct cg_record *r)
+{
+	struct slot_top top = { 0 };
+	const char *labels[2 * CG_PREEMPTERS_PER_SLOT];
+	const struct cg_record *from[2] = { t, r };
+	int i, j, k, n = 0;
+	uint64_t cgids[2 * CG_PREEMPTERS_PER_SLOT], counts[2 * CG_PREEMPTERS_PER_SLOT];
+
+	for (k = 0; k < 2; k++) {
+		for (i = 0; i < from[k]->nr_preempters; i++) {
+			const struct cg_record_preempter *p = &from[k]->preempters[i];
+
+			for (j = 0; j < n && cgids[j] != p->cgid; j++)
+				;
+			if (j == n) {
+				cgids[n] = p->cgid;
+				labels[n] = p->label;
+				counts[n++] = 0;
+			}
+			counts[j] += p->count;
+		}
+	}
+	for (j = 0; j < n; j++)
+		top_insert(&top, cgids[j], counts[j]);
+	for (i = 0; i < top.n; i++) {
+		for (j = 0; cgids[j] != top.p[i].cgid; j++)
+			;
+		t->preempters[i] = (struct cg_record_preempter){ labels[j], cgids[j], counts[j] };
+	}
+	t->nr_preempters = top.n;
+}
+
 static void record_add(struct cg_record *t, const struct cg_record *r, int nr_cols)
 {
 	int s, k, b, i;
@@ -205,12 +282,7 @@ static void record_add(struct cg_record *t, const struct cg_record *r, int nr_co
 	t->runq_hist.count += r->runq_hist.count;
 	for (i = 0; i < nr_cols; i++)
 		t->counter[i] += r->counter[i];
-	/* the larger of the two: a pair's counts are not added across cgroups */
-	if (r->top_preempter_count > t->top_preempter_count) {
-		t->top_preempter = r->top_preempter;
-		t->top_preempter_cgid = r->top_preempter_cgid;
-		t->top_preempter_count = r->top_preempter_count;
-	}
+	preempters_add(t, r);
 }
 
 /*
@@ -276,12 +348,7 @@ int drain__interval(struct drain *d, const struct cg_slot_snap *snap, uint32_t n
 		r->name = d->label(d->label_ctx, slot, cur->cgid);
 		if (!r->name)
 			return -errno;
-		r->top_preempter = NULL;
-		r->top_preempter_cgid = d->top[slot].cgid;
-		r->top_preempter_count = d->top[slot].count;
-		if (r->top_preempter_count && d->preempter_label)
-			r->top_preempter =
-				d->preempter_label(d->preempter_ctx, r->top_preempter_cgid);
+		record_preempters(d, r, &d->top[slot]);
 		if (cur->dead)
 			d->gone[nr_gone++] = n;
 		n++;
@@ -345,7 +412,6 @@ int drain__preempters(struct drain *d, const struct cg_preempter *pairs, size_t 
 	struct hash_node *n;
 	struct pair_entry *e;
 	uint64_t grew;
-	struct slot_top *top;
 	size_t i;
 
 	d->calls++;
@@ -370,11 +436,8 @@ int drain__preempters(struct drain *d, const struct cg_preempter *pairs, size_t 
 		e->count = p->count;
 		e->seen = d->calls;
 		e->idle = grew ? 0 : e->idle + 1;
-		top = &d->top[p->key.slot];
-		if (grew > top->count || (grew && grew == top->count && p->key.cgid < top->cgid)) {
-			top->count = grew;
-			top->cgid = p->key.cgid;
-		}
+		if (grew)
+			top_insert(&d->top[p->key.slot], p->key.cgid, grew);
 	}
 	d->stale_cap_used = 0;
 	hash_table_visit(&d->pairs, pair_age, d);

@@ -35,6 +35,13 @@ enum cg_cgroupfs {
 	CG_NR_CGROUPFS,
 };
 
+/* A cgroup that preempted a record's tasks, and how often. */
+struct cg_record_preempter {
+	const char *label; /* a watched cgroup's label, else its path under the mount */
+	uint64_t cgid;
+	uint64_t count;
+};
+
 struct cg_record {
 	const char *name; /* the label: NAME= of -c/-p, else the path under the v2 mount */
 	uint64_t cgid;
@@ -47,10 +54,12 @@ struct cg_record {
 	/* perf counters, in the order of the run's event list; counter_valid says which count */
 	uint64_t counter[CG_MAX_EVENTS];
 	bool counter_valid[CG_MAX_EVENTS];
-	/* the cgroup whose threads took its tasks' CPU most often (preemptedByOtherCgroup) */
-	const char *top_preempter; /* its label, or NULL when none did */
-	uint64_t top_preempter_cgid;
-	uint64_t top_preempter_count;
+	/*
+	 * The cgroups whose threads took its tasks' CPU (preemptedByOtherCgroup) in the
+	 * interval, most often first: topPreempter is the first
+	 */
+	struct cg_record_preempter preempters[CG_PREEMPTERS_PER_SLOT];
+	int nr_preempters;
 	uint64_t cgroupfs[CG_NR_CGROUPFS]; /* one per enum cg_cgroupfs */
 	uint32_t cgroupfs_valid;	   /* bit i: cgroupfs[i] was read at both ends */
 };

@@ -19,6 +19,12 @@
  */
 #define FOLDED_NAME "(removed cgroups)"
 
+/* Preempting cgroups a label keeps over the run; a new one beyond them is not counted. */
+#define SUMMARY_MAX_PREEMPTERS 16
+
+/* How many of them container-summary.json names, most often first. */
+#define SUMMARY_TOP_PREEMPTERS 3
+
 /* A first table big enough for a host's usual cgroups without growing. */
 #define FIRST_BUCKETS 64
 
@@ -40,6 +46,12 @@ enum summary_quantiles {
 	QUANTILES_NONE,	     /* more than one cgroup under the label, and quantiles do not add */
 };
 
+/* A cgroup whose threads took a label's tasks' CPU, and how often, over the run. */
+struct summary_preempter {
+	char *label;
+	uint64_t count;
+};
+
 /* One label over the run. */
 struct summary_entry {
 	struct hash_node node;		   /* in summary's table, by name */
@@ -50,6 +62,8 @@ struct summary_entry {
 	enum summary_quantiles quantiles;
 	double runq_p50_micros; /* QUANTILES_KEPT */
 	double runq_p99_micros;
+	struct summary_preempter *preempters; /* the first SUMMARY_MAX_PREEMPTERS at most */
+	int nr_preempters;
 	char name[];
 };
 
@@ -124,6 +138,39 @@ static struct summary_entry *entry_new(const char *name)
 		e->sums.counter_valid[i] = true;
 	memcpy(e->name, name, len);
 	return e;
+}
+
+static void entry_free(struct summary_entry *e)
+{
+	for (int i = 0; i < e->nr_preempters; i++)
+		free(e->preempters[i].label);
+	free(e->preempters);
+	free(e);
+}
+
+/* count more switches of e's tasks to cgroup label. 0 or -ENOMEM. */
+static int preempter_add(struct summary_entry *e, const char *label, uint64_t count)
+{
+	struct summary_preempter *grown;
+	int i;
+
+	for (i = 0; i < e->nr_preempters; i++) {
+		if (!strcmp(e->preempters[i].label, label)) {
+			e->preempters[i].count += count;
+			return 0;
+		}
+	}
+	if (e->nr_preempters == SUMMARY_MAX_PREEMPTERS)
+		return 0;
+	grown = realloc(e->preempters, (e->nr_preempters + 1) * sizeof(*grown));
+	if (!grown)
+		return -ENOMEM;
+	e->preempters = grown;
+	grown[e->nr_preempters].label = strdup(label);
+	if (!grown[e->nr_preempters].label)
+		return -ENOMEM;
+	grown[e->nr_preempters++].count = count;
+	return 0;
 }
 
 static bool entry_is(const struct hash_node *n, const void *name)
@@ -353,6 +400,11 @@ int summary__add(struct summary *s, const struct cg_interval *iv)
 		e->sums.tasks = r->tasks;
 		e->cgid = r->cgid;
 		hist_add(e->hist, &r->runq_hist);
+		for (int k = 0; k < r->nr_preempters; k++) {
+			err = preempter_add(e, r->preempters[k].label, r->preempters[k].count);
+			if (err)
+				return err;
+		}
 	}
 	s->total_ns += iv->interval_ns;
 	if (iv->host.valid)
@@ -379,7 +431,7 @@ static void fold_entry(struct summary *s, struct summary_entry *e)
 	/* Different cgroups: their tasks add up, as they do in allContainers. */
 	folded->sums.tasks += e->sums.tasks;
 	unlink_entry(s, e);
-	free(e);
+	entry_free(e);
 }
 
 void summary__retire(struct summary *s, const char *name, uint64_t cgid)
@@ -476,6 +528,43 @@ static int json_figures(cJSON *obj, const struct summary *s, const struct cg_rec
 	return err;
 }
 
+/*
+ * "topPreempters": the SUMMARY_TOP_PREEMPTERS cgroups that preempted e's tasks most often
+ * over the run (the first label on a tie), none when no one did. 0 or -ENOMEM.
+ */
+static int json_preempters(cJSON *obj, const struct summary_entry *e)
+{
+	bool taken[SUMMARY_MAX_PREEMPTERS] = { false };
+	cJSON *list, *item;
+	int n, i, best, err;
+
+	if (!e->nr_preempters)
+		return 0;
+	list = cJSON_AddArrayToObject(obj, "topPreempters");
+	if (!list)
+		return -ENOMEM;
+	for (n = 0; n < SUMMARY_TOP_PREEMPTERS && n < e->nr_preempters; n++) {
+		best = -1;
+		for (i = 0; i < e->nr_preempters; i++)
+			if (!taken[i] &&
+			    (best < 0 || e->preempters[i].count > e->preempters[best].count))
+				best = i;
+		taken[best] = true;
+		item = cJSON_CreateObject();
+		if (!item || !cJSON_AddItemToArray(list, item)) {
+			cJSON_Delete(item);
+			return -ENOMEM;
+		}
+		err = json_add_label(item, "cgroup", e->preempters[best].label);
+		if (!err)
+			err = json_add_number(item, "preemptions",
+					      (double)e->preempters[best].count);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
 static int json_host(cJSON *root, const struct summary *s)
 {
 	cJSON *host;
@@ -510,6 +599,8 @@ static int json_containers(cJSON *root, const struct summary *s)
 			return -errno;
 		record_of_sums(&t, &e->sums, e->hist);
 		err = json_figures(obj, s, &t, e->quantiles, e);
+		if (!err)
+			err = json_preempters(obj, e);
 		add_sums(&all_sums, &e->sums, s->nr_events);
 		all_sums.tasks += e->sums.tasks;
 	}
@@ -613,14 +704,15 @@ void summary__free(struct summary *s)
 	for (e = s->first; e; e = next) {
 		next = e->next;
 		free(e->hist);
-		free(e);
+		entry_free(e);
 	}
 	while ((h = s->spare_hists)) {
 		s->spare_hists = h->next;
 		free(h);
 	}
 	hash_table_fini(&s->table);
-	free(s->spare_folded);
+	if (s->spare_folded)
+		entry_free(s->spare_folded);
 	for (i = 0; i < s->nr_events; i++)
 		free(s->event_columns[i]);
 	free(s->event_columns);

@@ -341,7 +341,8 @@ def restarted_within_interval(args):
         code = cgstat.stop()
     finally:
         h.remove_cgroup_tree(path)
-    h.check(code == 0, "restart within an interval: cgstat exit code %d" % code)
+    h.check(code == 0, "restart within an interval: cgstat exit code %d; its stderr ends %s"
+            % (code, cgstat.stderr_lines[-6:]))
     twice = set()
 
     def keys_once(pairs):

@@ -268,6 +268,27 @@ static void test_names(const struct cgroup_mount *m)
 	CHECK_STR(cgroup_names__get(names, ino_of("mnt/new")), "/new");
 	cgroup_names__new_interval(names);
 
+	/*
+	 * A fallback handed out (a preempter's label) that a row's label replaces later in the
+	 * same interval: the first pointer still reads "#id" until the next interval (ASan).
+	 */
+	{
+		/* the interval's one walk, for an id that is nowhere, before mnt/late is made */
+		const char *fallback = cgroup_names__get(names, 424242);
+		const char *late_fallback;
+
+		CHECK_STR(fallback, "#424242");
+		make_dir("mnt/late");
+		snprintf(expected, sizeof(expected), "#%" PRIu64, ino_of("mnt/late"));
+		late_fallback = cgroup_names__get(names, ino_of("mnt/late"));
+		CHECK_STR(late_fallback, expected);
+		CHECK_STR(cgroup_names__add_child(names, ino_of("mnt/late"), ino_of("mnt"), "late"),
+			  "/late");
+		CHECK_STR(late_fallback, expected);
+		CHECK_STR(cgroup_names__get(names, ino_of("mnt/late")), "/late");
+	}
+	cgroup_names__new_interval(names);
+
 	cgroup_names__forget(names, ino_of("mnt/a/b"));
 	CHECK_STR(cgroup_names__get(names, ino_of("mnt/a/b")), "/a/b");
 	ab = cgroup_names__get(names, ino_of("mnt/a/b"));

@@ -507,6 +507,13 @@ struct cgroup_names {
 	struct hash_table table;
 	uint32_t walk; /* walks so far */
 	bool walked;   /* the tree was walked since the last cgroup_names__new_interval() */
+	/*
+	 * Fallbacks handed out and then replaced by a real label within the interval: a record
+	 * may still point at one (a preempter labelled "#id" before its cgroup's own row named
+	 * it), so they are freed at the next interval.
+	 */
+	char **replaced;
+	size_t nr_replaced;
 };
 
 #define NAMES_INITIAL_BUCKETS 256
@@ -531,20 +538,33 @@ static bool is_fallback(const char *label)
 
 /*
  * id's entry, made with a copy of label when id has none. A stored label is kept, so that
- * pointers handed out stay valid, except a fallback ("#1234"), which a real label replaces.
+ * pointers handed out stay valid, except a fallback ("#1234"), which a real label replaces
+ * (one handed out is freed at the next interval).
  * NULL with errno when out of memory.
  */
 static struct name_entry *names_insert(struct cgroup_names *names, uint64_t id, const char *label)
 {
 	struct name_entry *e = find_entry(names, id);
-	char *real;
+	char *real, **grown;
 
 	if (e) {
 		if (is_fallback(e->label) && !is_fallback(label)) {
 			real = strdup(label);
 			if (!real)
 				return NULL;
-			free(e->label);
+			if (e->handed_out) {
+				grown = realloc(names->replaced,
+						(names->nr_replaced + 1) * sizeof(*grown));
+				if (!grown) {
+					/* keep the fallback, still valid, rather than free it */
+					free(real);
+					return e;
+				}
+				names->replaced = grown;
+				names->replaced[names->nr_replaced++] = e->label;
+			} else {
+				free(e->label);
+			}
 			e->label = real;
 		}
 		return e;
@@ -700,9 +720,19 @@ const char *cgroup_names__add_child(struct cgroup_names *names, uint64_t id, uin
 	return e->label;
 }
 
+static void free_replaced(struct cgroup_names *names)
+{
+	for (size_t i = 0; i < names->nr_replaced; i++)
+		free(names->replaced[i]);
+	free(names->replaced);
+	names->replaced = NULL;
+	names->nr_replaced = 0;
+}
+
 void cgroup_names__new_interval(struct cgroup_names *names)
 {
 	names->walked = false;
+	free_replaced(names);
 }
 
 void cgroup_names__forget(struct cgroup_names *names, uint64_t id)
@@ -733,5 +763,6 @@ void cgroup_names__free(struct cgroup_names *names)
 		return;
 	hash_table_visit(&names->table, free_entry_of, NULL);
 	hash_table_fini(&names->table);
+	free_replaced(names);
 	free(names);
 }

@@ -111,12 +111,11 @@ static void test_csv(void)
 	/* Later intervals: rows only. Half a second with the same amounts: twice the cores. */
 	iv.nr_records = 1;
 	iv.interval_ns = 500000000;
-	CHECK_STR(
-		render(CG_FORMAT_CSV, false, &err),
-		"1700000000123,500.000,web,3.000,12,1500.000,250.000,2000.000,250.000,"
-		"250,20,5,2,0.992,37.000,37.000,12,7,1,125.000,300,4,\"/noisy\n\xff\","
-		"3000000000,6000000000,1500.000,"
-		"2.000,2.000,,,,\n");
+	CHECK_STR(render(CG_FORMAT_CSV, false, &err),
+		  "1700000000123,500.000,web,3.000,12,1500.000,250.000,2000.000,250.000,"
+		  "250,20,5,2,0.992,37.000,37.000,12,7,1,125.000,300,4,\"/noisy\n\xff\","
+		  "3000000000,6000000000,1500.000,"
+		  "2.000,2.000,,,,\n");
 	CHECK(err == 0);
 
 	/* Without perf the event columns go and the ratio columns stay, empty. */

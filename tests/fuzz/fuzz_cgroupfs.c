@@ -4,8 +4,11 @@
  * text done another way: each line split at its first blank (cpu.stat) or at its last
  * " total=" (PSI), the value read with strtoull(). By cgroupfs.h, the last line of a key whose
  * value is a whole decimal that fits (in nanoseconds, for microseconds) wins.
+ * cgroupfs_parse_cpu_list() against a split at commas and dashes with strtoull(), and
+ * cgroupfs_parse_cpu_max() for the promise that a quota is a positive number of cores.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <string.h>
 
@@ -82,6 +85,50 @@ static void reference_pressure(const char *text, int some, int full, struct cgro
 	}
 }
 
+/* A CPU number: digits only, at most INT_MAX. */
+static bool cpu_number(const char *s, size_t len, uint64_t *v)
+{
+	if (!len || strspn(s, "0123456789") < len)
+		return false;
+	*v = 0;
+	for (size_t i = 0; i < len; i++) {
+		*v = *v * 10 + (uint64_t)(s[i] - '0');
+		if (*v > INT_MAX)
+			return false;
+	}
+	return true;
+}
+
+static int reference_cpu_list(const char *text)
+{
+	size_t len = strlen(text);
+	uint64_t n = 0, lo, hi;
+	const char *piece, *end, *dash;
+
+	if (len && text[len - 1] == '\n')
+		len--; /* one line end, at the end */
+	if (!len)
+		return text[0] && text[1] ? -1 : 0;
+	for (piece = text; piece <= text + len; piece = end + 1) {
+		end = memchr(piece, ',', text + len - piece);
+		if (!end)
+			end = text + len;
+		dash = memchr(piece, '-', end - piece);
+		if (!dash) {
+			if (!cpu_number(piece, end - piece, &lo))
+				return -1;
+			hi = lo;
+		} else if (!cpu_number(piece, dash - piece, &lo) ||
+			   !cpu_number(dash + 1, end - dash - 1, &hi) || hi < lo) {
+			return -1;
+		}
+		n += hi - lo + 1;
+		if (n > INT_MAX)
+			return -1;
+	}
+	return (int)n;
+}
+
 static void check_same(const struct cgroupfs_reading *a, const struct cgroupfs_reading *b)
 {
 	CHECK(a->valid == b->valid);
@@ -102,6 +149,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	cgroupfs_parse_pressure(text, CG_FS_IO_SOME_NS, CG_FS_IO_FULL_NS, &got);
 	reference_pressure(text, CG_FS_IO_SOME_NS, CG_FS_IO_FULL_NS, &want);
 	check_same(&got, &want);
+
+	CHECK(cgroupfs_parse_cpu_list(text) == reference_cpu_list(text));
+	{
+		double cores = 0;
+
+		if (cgroupfs_parse_cpu_max(text, &cores))
+			CHECK(cores > 0);
+	}
 	free(text);
 	return 0;
 }

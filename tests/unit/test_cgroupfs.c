@@ -93,6 +93,39 @@ static void test_parse_cpu_stat(void)
 	CHECK(r.valid == BIT(CG_FS_THROTTLED_PERIODS));
 }
 
+static void test_parse_limits(void)
+{
+	double cores = -1;
+
+	CHECK(cgroupfs_parse_cpu_max("50000 100000\n", &cores) && cores == 0.5);
+	CHECK(cgroupfs_parse_cpu_max("250000 100000", &cores) && cores == 2.5);
+	cores = -1;
+	CHECK(!cgroupfs_parse_cpu_max("max 100000\n", &cores) && cores == -1);
+	CHECK(!cgroupfs_parse_cpu_max("0 100000\n", &cores));
+	CHECK(!cgroupfs_parse_cpu_max("50000 0\n", &cores));
+	CHECK(!cgroupfs_parse_cpu_max("50000\n", &cores));
+	CHECK(!cgroupfs_parse_cpu_max("", &cores));
+	CHECK(!cgroupfs_parse_cpu_max("50000 1x\n", &cores));
+	CHECK(!cgroupfs_parse_cpu_max("99999999999999999999 100000\n", &cores));
+	CHECK(cgroupfs_parse_v1_quota("50000\n", "100000\n", &cores) && cores == 0.5);
+	CHECK(!cgroupfs_parse_v1_quota("-1\n", "100000\n", &cores));
+	CHECK(!cgroupfs_parse_v1_quota("50000\n", "\n", &cores));
+
+	CHECK(cgroupfs_parse_cpu_list("0-1\n") == 2);
+	CHECK(cgroupfs_parse_cpu_list("0,2-3,8\n") == 4);
+	CHECK(cgroupfs_parse_cpu_list("7") == 1);
+	CHECK(cgroupfs_parse_cpu_list("\n") == 0);
+	CHECK(cgroupfs_parse_cpu_list("") == 0);
+	CHECK(cgroupfs_parse_cpu_list("3-1\n") == -1);
+	CHECK(cgroupfs_parse_cpu_list("0-\n") == -1);
+	CHECK(cgroupfs_parse_cpu_list("0,,1\n") == -1);
+	CHECK(cgroupfs_parse_cpu_list("0-1-2\n") == -1);
+	CHECK(cgroupfs_parse_cpu_list("0\n1\n") == -1);
+	CHECK(cgroupfs_parse_cpu_list("a\n") == -1);
+	CHECK(cgroupfs_parse_cpu_list("0-3000000000\n") == -1);
+	CHECK(cgroupfs_parse_cpu_list("0-2147483647\n") == -1);
+}
+
 static void test_parse_pressure(void)
 {
 	struct cgroupfs_reading r = {};
@@ -252,6 +285,14 @@ static void test_sampler(void)
 	write_file("v1/box/cpu.stat", "nr_periods 100\nnr_throttled 50\nthrottled_time 7000\n");
 	write_file("v1/other/cpu.stat", "nr_periods 1\nnr_throttled 1\nthrottled_time 1\n");
 	snprintf(v1.path, sizeof(v1.path), "%s", at("v1", path));
+	/* the limits: a's v2 quota, b's v1 one, c's cpuset */
+	write_file("v2/a/cpu.max", "50000 100000\n");
+	write_file("v2/a/cpuset.cpus.effective", "0-1\n");
+	write_file("v1/box/cpu.cfs_quota_us", "150000\n");
+	write_file("v1/box/cpu.cfs_period_us", "100000\n");
+	write_file("v1/other/cpu.cfs_quota_us", "-1\n");
+	write_file("v1/other/cpu.cfs_period_us", "100000\n");
+	write_file("v2/c/cpuset.cpus.effective", "0,2-3\n");
 
 	/* the sampler keeps the pointer */
 	c = cgroupfs__new(at("proc", proc), &v1, dir_of, NULL, false, 0);
@@ -283,6 +324,9 @@ static void test_sampler(void)
 	CHECK(b->cgroupfs[CG_FS_PERIODS] == 10 && b->cgroupfs[CG_FS_THROTTLED_PERIODS] == 5);
 	CHECK(b->cgroupfs[CG_FS_THROTTLED_NS] == 2500);
 	CHECK(b->cgroupfs[CG_FS_CPU_SOME_NS] == 100000);
+	/* the limits are levels: c's too, without a baseline; the smaller of quota and cpuset */
+	CHECK(a->cpu_limit_cores == 0.5 && b->cpu_limit_cores == 1.5);
+	CHECK(records[2].cpu_limit_cores == 3 && records[3].cpu_limit_cores == 0);
 	/* c's first reading (no baseline), gone and no directory: nothing */
 	CHECK(!records[2].cgroupfs_valid && !records[3].cgroupfs_valid &&
 	      !records[4].cgroupfs_valid);
@@ -292,7 +336,10 @@ static void test_sampler(void)
 	 * cgroup: no throttling delta across the two.
 	 */
 	write_file("v2/b/cgroup.procs", "43\n");
+	write_file("v2/a/cpu.max", "max 100000\n");
 	CHECK(stderr_lines(do_sample, &args, text, sizeof(text)) == 0);
+	/* a's quota gone: its cpuset; b's new v1 cgroup has no quota */
+	CHECK(a->cpu_limit_cores == 2 && b->cpu_limit_cores == 0);
 	CHECK(records[2].cgroupfs_valid ==
 	      (all & ~(BIT(CG_FS_IO_SOME_NS) | BIT(CG_FS_IO_FULL_NS))));
 	CHECK(a->cgroupfs_valid == all && a->cgroupfs[CG_FS_PERIODS] == 0 &&
@@ -370,6 +417,7 @@ int main(void)
 	}
 	test_parse_cpu_stat();
 	test_parse_pressure();
+	test_parse_limits();
 	test_sampler();
 	nftw(tmp, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
 	return check_done();

@@ -62,6 +62,12 @@ struct cg_record {
 	int nr_preempters;
 	uint64_t cgroupfs[CG_NR_CGROUPFS]; /* one per enum cg_cgroupfs */
 	uint32_t cgroupfs_valid;	   /* bit i: cgroupfs[i] was read at both ends */
+	/*
+	 * The cores its own CFS quota (cpu.max, or the v1 cpu cgroup's cfs_quota_us) or its
+	 * cpuset (cpuset.cpus.effective) lets its tasks use at the interval's end, the smaller;
+	 * 0 when it has neither. For the verdict's "saturated".
+	 */
+	double cpu_limit_cores;
 };
 
 /* One pair of the BPF side's slot_preempters: a slot, a preempting cgroup, switches so far. */
@@ -102,6 +108,7 @@ struct cg_health {
 struct cg_interval {
 	uint64_t epoch_ms;    /* wall clock at the interval's end */
 	uint64_t interval_ns; /* its length, measured (monotonic) */
+	int nr_cpus;	      /* CPUs online: what a cgroup without a limit may use */
 	struct cg_health health;
 	/* perf column names (perf-stat.csv headers, e.g. "pageFaults"), one per counter[] */
 	int nr_events;

@@ -28,6 +28,11 @@ enum cgroupfs_file {
 	FILE_IO_PRESSURE,
 	FILE_PROCS,	  /* for the v1 fallback: the first process */
 	FILE_V1_CPU_STAT, /* in the v1 cgroup of that process */
+	/* the limits, for the verdict: never said, and not tried again once absent */
+	FILE_CPU_MAX,
+	FILE_CPUSET,
+	FILE_V1_QUOTA,
+	FILE_V1_PERIOD,
 	NR_FILES,
 };
 
@@ -39,6 +44,10 @@ static const char *const file_names[NR_FILES] = {
 	[FILE_IO_PRESSURE] = "io.pressure",
 	[FILE_PROCS] = "cgroup.procs",
 	[FILE_V1_CPU_STAT] = "cpu.stat",
+	[FILE_CPU_MAX] = "cpu.max",
+	[FILE_CPUSET] = "cpuset.cpus.effective",
+	[FILE_V1_QUOTA] = "cpu.cfs_quota_us",
+	[FILE_V1_PERIOD] = "cpu.cfs_period_us",
 };
 
 /* Which items each PSI file gives: "some" and "full" (-1: not a column). */
@@ -59,6 +68,7 @@ struct cgroupfs_entry {
 	char *v1_path;	  /* the v1 cpu cgroup the throttling was last read from */
 	int v1_pid;	  /* the process v1_path was found from */
 	uint32_t said;	  /* bit per enum cgroupfs_file: its failure was said */
+	uint32_t absent;  /* bit per limit file: it does not exist (the controller is off) */
 	int fd[NR_FILES]; /* -1: not open */
 };
 
@@ -160,6 +170,76 @@ void cgroupfs_parse_pressure(const char *text, int some, int full, struct cgroup
 	}
 }
 
+/* A quota and period in microseconds as cores; false without a quota. */
+static bool quota_cores(uint64_t quota_us, uint64_t period_us, double *cores)
+{
+	if (!quota_us || !period_us)
+		return false;
+	*cores = (double)quota_us / (double)period_us;
+	return true;
+}
+
+bool cgroupfs_parse_cpu_max(const char *text, double *cores)
+{
+	const char *period = strchr(text, ' ');
+	uint64_t quota_us, period_us;
+
+	if (!period || !parse_u64(text, &quota_us) || !parse_u64(period + 1, &period_us))
+		return false; /* "max PERIOD" too: no quota */
+	return quota_cores(quota_us, period_us, cores);
+}
+
+bool cgroupfs_parse_v1_quota(const char *quota, const char *period, double *cores)
+{
+	uint64_t quota_us, period_us;
+
+	if (!parse_u64(quota, &quota_us) || !parse_u64(period, &period_us))
+		return false; /* "-1" too: no quota */
+	return quota_cores(quota_us, period_us, cores);
+}
+
+/* A CPU number of a list, ended by '-', ',', a line end or the end. */
+static bool parse_cpu(const char **s, uint64_t *cpu)
+{
+	uint64_t x = 0;
+
+	if (**s < '0' || **s > '9')
+		return false;
+	for (; **s >= '0' && **s <= '9'; (*s)++) {
+		x = x * 10 + (uint64_t)(**s - '0');
+		if (x > INT_MAX)
+			return false;
+	}
+	*cpu = x;
+	return **s == '-' || **s == ',' || **s == '\n' || !**s;
+}
+
+int cgroupfs_parse_cpu_list(const char *text)
+{
+	uint64_t first, last, n = 0;
+	const char *s = text;
+
+	if (!*s || *s == '\n')
+		return *s && s[1] ? -1 : 0;
+	for (;;) {
+		if (!parse_cpu(&s, &first))
+			return -1;
+		last = first;
+		if (*s == '-') {
+			s++;
+			if (!parse_cpu(&s, &last) || *s == '-' || last < first)
+				return -1;
+		}
+		n += last - first + 1;
+		if (n > INT_MAX)
+			return -1;
+		if (*s != ',')
+			break;
+		s++;
+	}
+	return (*s == '\n' && !s[1]) || !*s ? (int)n : -1;
+}
+
 /*
  * File file of e, in dir, into buf (NUL-terminated, cut at size - 1): 0 or -errno. The file
  * stays open for the next reading, which then costs the kernel's generating its text (an rstat
@@ -200,6 +280,30 @@ static void close_file(struct cgroupfs_entry *e, enum cgroupfs_file file)
 	if (e->fd[file] >= 0)
 		close(e->fd[file]);
 	e->fd[file] = -1;
+}
+
+/*
+ * A limit file of e: as read_kept(), but one that does not exist (its controller is not on
+ * the cgroup) is not tried again for the cgroup, and nothing is said of it.
+ */
+static int read_limit_file(struct cgroupfs_entry *e, enum cgroupfs_file file, const char *dir,
+			   char *buf, size_t size)
+{
+	int err;
+
+	if (e->absent & (1u << file))
+		return -ENOENT;
+	err = read_kept(e, file, dir, buf, size);
+	if (err == -ENOENT)
+		e->absent |= 1u << file;
+	return err;
+}
+
+/* The smaller of a reading's limit so far (0: none) and cores. */
+static void lower_limit(struct cgroupfs_reading *now, double cores)
+{
+	if (cores > 0 && (!now->cpu_limit_cores || cores < now->cpu_limit_cores))
+		now->cpu_limit_cores = cores;
 }
 
 static bool entry_has_id(const struct hash_node *n, const void *id)
@@ -254,8 +358,9 @@ static void say_unreadable(struct cgroupfs *c, struct cgroupfs_entry *e, const c
 static void read_v1_throttling(struct cgroupfs *c, struct cgroupfs_entry *e, const char *dir,
 			       const char *label, struct cgroupfs_reading *now)
 {
-	char buf[SMALL_FILE], v1_path[PATH_MAX];
+	char buf[SMALL_FILE], v1_path[PATH_MAX], period[32];
 	struct cgroupfs_reading v1 = {};
+	double cores;
 	uint64_t pid;
 	int err;
 
@@ -284,6 +389,9 @@ static void read_v1_throttling(struct cgroupfs *c, struct cgroupfs_entry *e, con
 		    (!e->v1_path || strcmp(e->v1_path, v1_path))) {
 			/* another v1 cgroup: no throttling delta across the two */
 			close_file(e, FILE_V1_CPU_STAT);
+			close_file(e, FILE_V1_QUOTA);
+			close_file(e, FILE_V1_PERIOD);
+			e->absent &= ~(1u << FILE_V1_QUOTA | 1u << FILE_V1_PERIOD);
 			free(e->v1_path);
 			e->v1_path = strdup(v1_path);
 			e->last.valid &= ~THROTTLING_BITS;
@@ -301,6 +409,10 @@ static void read_v1_throttling(struct cgroupfs *c, struct cgroupfs_entry *e, con
 	now->valid &= ~THROTTLING_BITS;
 	now->valid |= v1.valid & THROTTLING_BITS;
 	memcpy(now->value, v1.value, sizeof(uint64_t) * (CG_FS_THROTTLED_NS + 1));
+	if (!read_limit_file(e, FILE_V1_QUOTA, e->v1_path, buf, 32) &&
+	    !read_limit_file(e, FILE_V1_PERIOD, e->v1_path, period, sizeof(period)) &&
+	    cgroupfs_parse_v1_quota(buf, period, &cores))
+		lower_limit(now, cores);
 	if (!c->v1_said && !c->quiet) {
 		fputs("cgstat: ", stderr);
 		message_quote(stderr, label);
@@ -318,8 +430,9 @@ static void read_cgroup(struct cgroupfs *c, struct cgroupfs_entry *e, const char
 			const char *label, struct cgroupfs_reading *now)
 {
 	char buf[SMALL_FILE];
+	double cores;
 	size_t i;
-	int err;
+	int err, cpus;
 
 	*now = (struct cgroupfs_reading){};
 	err = read_kept(e, FILE_CPU_STAT, dir, buf, sizeof(buf));
@@ -341,6 +454,14 @@ static void read_cgroup(struct cgroupfs *c, struct cgroupfs_entry *e, const char
 	/* cpu.stat without nr_periods: v2's cpu controller does not count this cgroup */
 	if (!err && !(now->valid & (1u << CG_FS_PERIODS)))
 		read_v1_throttling(c, e, dir, label, now);
+	else if (!err && !read_limit_file(e, FILE_CPU_MAX, dir, buf, sizeof(buf)) &&
+		 cgroupfs_parse_cpu_max(buf, &cores))
+		lower_limit(now, cores);
+	if (!read_limit_file(e, FILE_CPUSET, dir, buf, sizeof(buf))) {
+		cpus = cgroupfs_parse_cpu_list(buf);
+		if (cpus > 0)
+			lower_limit(now, cpus);
+	}
 	for (i = 0; i < ARRAY_SIZE(pressure_files); i++) {
 		err = read_kept(e, pressure_files[i].file, dir, buf, sizeof(buf));
 		if (err) {
@@ -422,6 +543,7 @@ void cgroupfs__sample(struct cgroupfs *c, struct cg_interval *iv)
 		struct cg_record *r = &iv->records[i];
 
 		r->cgroupfs_valid = 0;
+		r->cpu_limit_cores = 0;
 		if (c->budget_ns && i && clock_ns(CLOCK_MONOTONIC) - start > c->budget_ns) {
 			/* each reading is a few microseconds of the kernel's: 1,000 are too many */
 			if (!c->budget_said)
@@ -432,13 +554,16 @@ void cgroupfs__sample(struct cgroupfs *c, struct cg_interval *iv)
 					"of theirs)\n",
 					iv->nr_records, i);
 			c->budget_said = true;
-			for (; i < iv->nr_records; i++)
+			for (; i < iv->nr_records; i++) {
 				iv->records[i].cgroupfs_valid = 0;
+				iv->records[i].cpu_limit_cores = 0;
+			}
 			break;
 		}
 		e = take_reading(c, r->cgid, r->name, &now);
 		if (!e)
 			continue;
+		r->cpu_limit_cores = now.cpu_limit_cores;
 		/* only from the reading just before this interval: an older one spans more */
 		both = e->sampled == c->interval ? now.valid & e->last.valid : 0;
 		for (item = 0; item < CG_NR_CGROUPFS; item++) {

@@ -17,10 +17,14 @@
 #include "cgroup.h"
 #include "record.h"
 
-/* Cumulative values of one reading, one per enum cg_cgroupfs; bit i of valid: value[i] read. */
+/*
+ * Cumulative values of one reading, one per enum cg_cgroupfs; bit i of valid: value[i] read.
+ * cpu_limit_cores: the cores its CFS quota or its cpuset lets it use, the smaller; 0: neither.
+ */
 struct cgroupfs_reading {
 	uint64_t value[CG_NR_CGROUPFS];
 	uint32_t valid;
+	double cpu_limit_cores;
 };
 
 /*
@@ -36,6 +40,17 @@ void cgroupfs_parse_cpu_stat(const char *text, struct cgroupfs_reading *r);
  * not wanted.
  */
 void cgroupfs_parse_pressure(const char *text, int some, int full, struct cgroupfs_reading *r);
+
+/*
+ * A CFS quota as cores, into *cores: v2's cpu.max ("QUOTA PERIOD", or "max PERIOD" without a
+ * quota), or v1's cpu.cfs_quota_us ("-1" without one) and cpu.cfs_period_us texts. False when
+ * there is no quota or the text is not one.
+ */
+bool cgroupfs_parse_cpu_max(const char *text, double *cores);
+bool cgroupfs_parse_v1_quota(const char *quota, const char *period, double *cores);
+
+/* How many CPUs a CPU list ("0-3,8" and a line end; empty: none) names; -1 if it is not one. */
+int cgroupfs_parse_cpu_list(const char *text);
 
 /*
  * Where the cgroup cgid is now: its absolute directory, 0; or -ENOENT when it is not known
@@ -62,8 +77,10 @@ struct cgroupfs *cgroupfs__new(const char *proc, const struct cgroup_mount *v1_c
 void cgroupfs__baseline(struct cgroupfs *c, uint64_t cgid, const char *label);
 
 /*
- * Fill each record's cgroupfs[] and cgroupfs_valid with the change since its cgroup's last
- * reading: a figure is valid when it was read now and at the last reading, which was the
+ * Fill each record's cpu_limit_cores with what this reading finds (v2's cpu.max, or the v1 cpu
+ * cgroup's quota where the throttling comes from there, and cpuset.cpus.effective when the
+ * cgroup has one on v2), and its cgroupfs[] and cgroupfs_valid with the change since its cgroup's
+ * last reading: a figure is valid when it was read now and at the last reading, which was the
  * previous interval's or the baseline (a cgroup without a row in the previous interval starts
  * again from this reading, its figures empty). Readings of cgroups without a row are dropped.
  */

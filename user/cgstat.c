@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
+#include <sys/sysinfo.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -301,6 +302,8 @@ static int run_interval(struct run *r, uint64_t epoch_ms, uint64_t mono_ns)
 	}
 	iv.epoch_ms = epoch_ms;
 	iv.interval_ns = at_ns - r->snapshot_ns;
+	/* read each interval: a CPU taken offline is one fewer a cgroup can use */
+	iv.nr_cpus = get_nprocs();
 	r->snapshot_ns = at_ns;
 	collector__health(r->collector, &iv.health);
 	iv.nr_events = r->events->nr;

@@ -663,3 +663,56 @@ def run_lines(args, cgstat_args, sample, n, check_line=None):
             "%d lines; missed switch-outs repaired: %d)"
             % (bad[-1] if bad else 0, len(got), got[-1][0]["missedSwitches"] if got else 0))
     return got
+
+
+def v1_cpu_mount():
+    """Where the v1 hierarchy with the cpu controller is mounted, from mountinfo."""
+    with open("/proc/self/mountinfo") as f:
+        for line in f:
+            fields = line.split()
+            tail = fields[fields.index("-") + 1:]
+            if tail[0] == "cgroup" and "cpu" in tail[2].split(","):
+                return fields[4]
+    return None
+
+
+def stopped_quota_spinner(workload, cgroup, v1, seconds, cpu, quota_us, period_us):
+    """A spinner for seconds on cpu, in cgroup and in the v1 cpu cgroup v1 whose CFS quota this
+    sets, stopped (SIGSTOP) before it spins so that nothing runs before the test's readings and
+    cgstat start: the test sends SIGCONT. Returns its Popen."""
+    with open(os.path.join(v1, "cpu.cfs_period_us"), "w") as f:
+        f.write(str(period_us))
+    with open(os.path.join(v1, "cpu.cfs_quota_us"), "w") as f:
+        f.write(str(quota_us))
+    hog = subprocess.Popen(["sh", "-c", 'echo $$ > "$0/cgroup.procs" && '
+                            'echo $$ > "$1/cgroup.procs" && kill -STOP $$ && '
+                            'exec "$2" spinner "$3" "$4"', cgroup, v1, workload, str(seconds),
+                            str(cpu)], stdout=subprocess.DEVNULL)
+    wait_stopped(hog.pid)
+    return hog
+
+
+def wait_stopped(pid):
+    """Wait until pid is stopped (state T)."""
+    for _ in range(500):
+        with open("/proc/%d/stat" % pid) as f:
+            if f.read().rsplit(")", 1)[1].split()[0] == "T":
+                return
+        time.sleep(0.01)
+    raise RuntimeError("pid %d did not stop" % pid)
+
+
+def read_keyed(path):
+    """A "KEY VALUE" file (cpu.stat) as a dict of ints."""
+    with open(path) as f:
+        return {k: int(v) for k, v in (line.split() for line in f if line.strip())}
+
+
+def read_pressure(path):
+    """A PSI file's totals in ms: {"some": .., "full": ..}."""
+    out = {}
+    with open(path) as f:
+        for line in f:
+            kind, *fields = line.split()
+            out[kind] = int(dict(x.split("=") for x in fields)["total"]) / 1000.0
+    return out

@@ -12,10 +12,8 @@ kernel's figures are still while they are read):
   override it) and the cgroup removed mid-run: the fields are empty, never 0, one stderr line
   each, and the run goes on."""
 
-import contextlib
 import os
 import signal
-import subprocess
 import tempfile
 import time
 
@@ -27,33 +25,6 @@ QUOTA_US, PERIOD_US = 50000, 100000
 ROUNDING_MS = 0.0005
 
 
-def v1_cpu_mount():
-    """Where the v1 hierarchy with the cpu controller is mounted, from mountinfo."""
-    with open("/proc/self/mountinfo") as f:
-        for line in f:
-            fields = line.split()
-            tail = fields[fields.index("-") + 1:]
-            if tail[0] == "cgroup" and "cpu" in tail[2].split(","):
-                return fields[4]
-    return None
-
-
-def read_keyed(path):
-    """A "KEY VALUE" file (cpu.stat) as a dict of ints."""
-    with open(path) as f:
-        return {k: int(v) for k, v in (line.split() for line in f if line.strip())}
-
-
-def read_pressure(path):
-    """A PSI file's totals in ms: {"some": .., "full": ..}."""
-    out = {}
-    with open(path) as f:
-        for line in f:
-            kind, *fields = line.split()
-            out[kind] = int(dict(x.split("=") for x in fields)["total"]) / 1000.0
-    return out
-
-
 def column(rows, label, name):
     return [r[name] for r in rows if r["container"] == label]
 
@@ -62,32 +33,13 @@ def total(rows, label, name):
     return sum(float(v) for v in column(rows, label, name))
 
 
-@contextlib.contextmanager
-def v1_cgroup(mount, name):
-    path = os.path.join(mount, "cgstat-test-%d-%s" % (os.getpid(), name))
-    os.mkdir(path)
-    try:
-        yield path
-    finally:
-        h.remove_cgroup_tree(path)
-
-
-def wait_stopped(pid):
-    for _ in range(500):
-        with open("/proc/%d/stat" % pid) as f:
-            if f.read().rsplit(")", 1)[1].split()[0] == "T":
-                return
-        time.sleep(0.01)
-    raise RuntimeError("pid %d did not stop" % pid)
-
-
 def settled(path):
     """cpu.stat once it stays the same for 0.3 s: the bandwidth timer counts periods for a
     while after the last task stopped running."""
-    last = read_keyed(path)
+    last = h.read_keyed(path)
     for _ in range(50):
         time.sleep(0.3)
-        now = read_keyed(path)
+        now = h.read_keyed(path)
         if now == last:
             return now
         last = now
@@ -95,21 +47,13 @@ def settled(path):
 
 
 def throttled(args):
-    mount = v1_cpu_mount()
+    mount = h.v1_cpu_mount()
     h.check(mount is not None, "the host has a v1 cpu hierarchy (cpu.cfs_quota_us)")
     if mount is None:
         return
-    with h.scratch_cgroup("thr") as cg, v1_cgroup(mount, "thr") as v1:
-        with open(os.path.join(v1, "cpu.cfs_period_us"), "w") as f:
-            f.write(str(PERIOD_US))
-        with open(os.path.join(v1, "cpu.cfs_quota_us"), "w") as f:
-            f.write(str(QUOTA_US))
-        # in both hierarchies and stopped before cgstat starts: nothing runs before it counts
-        hog = subprocess.Popen(["sh", "-c", 'echo $$ > "$0/cgroup.procs" && '
-                                'echo $$ > "$1/cgroup.procs" && kill -STOP $$ && '
-                                'exec "$2" spinner 3 "$3"', cg, v1, args.workload, str(CPU)],
-                               stdout=subprocess.DEVNULL)
-        wait_stopped(hog.pid)
+    with h.scratch_cgroup("thr") as cg, h.scratch_cgroup("thr", parent=mount) as v1:
+        # stopped before cgstat starts: nothing runs before it counts
+        hog = h.stopped_quota_spinner(args.workload, cg, v1, 3, CPU, QUOTA_US, PERIOD_US)
         before = settled(os.path.join(v1, "cpu.stat"))
         cgstat = h.Cgstat(args.cgstat, ["-q", "-i", "0.5", "--no-perf", "-c", "thr=" + cg])
         hog.send_signal(signal.SIGCONT)
@@ -140,17 +84,17 @@ def throttled(args):
 def pressure(args):
     with h.scratch_cgroup("psi") as cg:
         cgstat = h.Cgstat(args.cgstat, ["-q", "-i", "0.5", "--no-perf", "-c", "psi=" + cg])
-        cpu0 = read_pressure(os.path.join(cg, "cpu.pressure"))
-        io0 = read_pressure(os.path.join(cg, "io.pressure"))
-        mem0 = read_pressure(os.path.join(cg, "memory.pressure"))
+        cpu0 = h.read_pressure(os.path.join(cg, "cpu.pressure"))
+        io0 = h.read_pressure(os.path.join(cg, "io.pressure"))
+        mem0 = h.read_pressure(os.path.join(cg, "memory.pressure"))
         h.run_workload(args.workload, cg, "hogs", 2, CPU)
         with tempfile.NamedTemporaryFile(dir="/var/tmp", prefix="cgstat-test-io-") as f:
             h.run_in_cgroup(cg, ["dd", "if=/dev/zero", "of=" + f.name, "bs=64k", "count=400",
                                  "oflag=direct", "conv=fsync", "status=none"])
         cgstat.wait_intervals(time.time() * 1000, 1)
-        cpu1 = read_pressure(os.path.join(cg, "cpu.pressure"))
-        io1 = read_pressure(os.path.join(cg, "io.pressure"))
-        mem1 = read_pressure(os.path.join(cg, "memory.pressure"))
+        cpu1 = h.read_pressure(os.path.join(cg, "cpu.pressure"))
+        io1 = h.read_pressure(os.path.join(cg, "io.pressure"))
+        mem1 = h.read_pressure(os.path.join(cg, "memory.pressure"))
         cgstat.stop()
     rows = cgstat.rows("cgroup-stats.csv")
     n = len(column(rows, "psi", "periods"))

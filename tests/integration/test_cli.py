@@ -30,7 +30,7 @@ CONTAINER_HEADER = ("epochMillis,container,cpuCores,voluntarySwitchesPerSecond,"
 SCHED_HEADER = ("epochMillis,container,tasks,onCpuMillis,runqWaitMillis,offCpuSleepMillis,"
                 "offCpuBlockedMillis,voluntarySwitches,involuntarySwitches,migrations,runqWaits,"
                 "runqP50Micros,runqP99Micros,runqMaxMicros,preemptedBySameCgroup,"
-                "preemptedByOtherCgroup,preemptedByKernel,topPreempter")
+                "preemptedByOtherCgroup,preemptedByKernel,topPreempter,verdict")
 
 SCHED_WIDTH = SCHED_HEADER.count(",") + 1
 

@@ -147,6 +147,7 @@ def sorting_and_shapes(args, tmp):
             first = [ln.split()[0] for ln in screen.lines()[4:6]]
             sleep_col = header_index(screen, "SLEEP%")
             block_col = header_index(screen, "BLOCK%")
+            verdict_col = header_index(screen, "VERDICT")
             w_row, v_row = screen.row("w"), screen.row("v")
             screen.key("b")
             time.sleep(0.3)
@@ -166,6 +167,11 @@ def sorting_and_shapes(args, tmp):
             " a third of its tasks' time" % w_sleep)
     h.check(v_block >= 20 and float(w_row[block_col]) == 0,
             "v (a vfork parent): BLOCK%% %.1f; w none: %s" % (v_block, w_row[block_col]))
+    # the verdict ends each line: w's two threads take one CPU from each other, v waits in D
+    h.check(verdict_col is not None and w_row and v_row
+            and w_row[verdict_col] == "contended:same" and v_row[verdict_col] == "blocked",
+            "VERDICT: w %s, v %s" % (w_row[verdict_col] if w_row and verdict_col else None,
+                                     v_row[verdict_col] if v_row and verdict_col else None))
 
 
 def narrow(args, tmp):

@@ -3,6 +3,7 @@
 
 #include "check.h"
 #include "derived.h"
+#include "util.h"
 
 static int near(double got, double want)
 {
@@ -190,11 +191,103 @@ static void test_host_columns(void)
 	}
 }
 
+/* The verdict of a record over 1 s on 2 CPUs, with its text. */
+static enum cg_verdict verdict_of(const struct cg_record *r, char *text)
+{
+	return record_verdict(r, NSEC_PER_SEC, 2, text, CG_LABEL_FIGURE_MAX);
+}
+
+static void test_verdict(void)
+{
+	char text[CG_LABEL_FIGURE_MAX];
+	struct cg_record r = { .name = "web" };
+
+	/* nothing ran, or less than 1 % of a core: idle, whatever the waits below the floor */
+	CHECK(verdict_of(&r, text) == CG_VERDICT_IDLE);
+	CHECK_STR(text, "idle");
+	r.time_ns[CG_ONCPU] = 9 * NSEC_PER_MSEC;
+	r.time_ns[CG_RUNQ] = 9 * NSEC_PER_MSEC;
+	r.time_ns[CG_BLOCKED] = 9 * NSEC_PER_MSEC;
+	CHECK(verdict_of(&r, text) == CG_VERDICT_IDLE);
+
+	/* half a core, waits under 10 % of it: ok */
+	r.time_ns[CG_ONCPU] = 500 * NSEC_PER_MSEC;
+	r.time_ns[CG_RUNQ] = 49 * NSEC_PER_MSEC;
+	CHECK(verdict_of(&r, text) == CG_VERDICT_OK);
+	CHECK_STR(text, "ok");
+
+	/* 10 % of on-CPU in the run queue: contended, by what preempted most */
+	r.time_ns[CG_RUNQ] = 50 * NSEC_PER_MSEC;
+	CHECK(verdict_of(&r, text) == CG_VERDICT_CONTENDED);
+	CHECK_STR(text, "contended");
+	r.count[CG_PREEMPTED_BY_SAME] = 5;
+	r.count[CG_PREEMPTED_BY_KERNEL] = 4;
+	CHECK(verdict_of(&r, text) == CG_VERDICT_CONTENDED);
+	CHECK_STR(text, "contended:same");
+	r.count[CG_PREEMPTED_BY_KERNEL] = 5; /* a tie: what the container cannot fix itself */
+	record_verdict(&r, NSEC_PER_SEC, 2, text, sizeof(text));
+	CHECK_STR(text, "contended:kernel");
+	r.count[CG_PREEMPTED_BY_OTHER] = 5;
+	record_verdict(&r, NSEC_PER_SEC, 2, text, sizeof(text));
+	CHECK_STR(text, "contended:other");
+	r.preempters[0] = (struct cg_record_preempter){ "/system.slice/noisy", 7, 5 };
+	r.nr_preempters = 1;
+	record_verdict(&r, NSEC_PER_SEC, 2, text, sizeof(text));
+	CHECK_STR(text, "contended:other:/system.slice/noisy");
+	/* cut at len like snprintf */
+	record_verdict(&r, NSEC_PER_SEC, 2, text, 12);
+	CHECK_STR(text, "contended:o");
+
+	/* blocked at least as long as on-CPU and the run queue: blocked, by the pressure seen */
+	r.time_ns[CG_BLOCKED] = 500 * NSEC_PER_MSEC;
+	CHECK(verdict_of(&r, text) == CG_VERDICT_BLOCKED);
+	CHECK_STR(text, "blocked");
+	r.cgroupfs[CG_FS_IO_SOME_NS] = 300 * NSEC_PER_MSEC;
+	r.cgroupfs[CG_FS_MEMORY_SOME_NS] = 400 * NSEC_PER_MSEC;
+	r.cgroupfs_valid = 1u << CG_FS_IO_SOME_NS;
+	verdict_of(&r, text);
+	CHECK_STR(text, "blocked:io");
+	r.cgroupfs_valid |= 1u << CG_FS_MEMORY_SOME_NS;
+	verdict_of(&r, text);
+	CHECK_STR(text, "blocked:memory");
+	r.time_ns[CG_RUNQ] = 501 * NSEC_PER_MSEC; /* the run queue longer: contended */
+	CHECK(verdict_of(&r, text) == CG_VERDICT_CONTENDED);
+	r.time_ns[CG_RUNQ] = 50 * NSEC_PER_MSEC;
+
+	/* 95 % of what it may use: the machine's 2 CPUs, or its smaller quota or cpuset */
+	r.time_ns[CG_ONCPU] = 1899 * NSEC_PER_MSEC;
+	CHECK(verdict_of(&r, text) == CG_VERDICT_OK);
+	r.time_ns[CG_ONCPU] = 1900 * NSEC_PER_MSEC;
+	CHECK(verdict_of(&r, text) == CG_VERDICT_SATURATED);
+	CHECK_STR(text, "saturated");
+	r.time_ns[CG_ONCPU] = 480 * NSEC_PER_MSEC;
+	r.cpu_limit_cores = 0.5;
+	CHECK(verdict_of(&r, text) == CG_VERDICT_SATURATED);
+	r.cpu_limit_cores = 4; /* more than the machine has: the machine */
+	CHECK(verdict_of(&r, text) == CG_VERDICT_BLOCKED);
+	r.cpu_limit_cores = 0.5;
+
+	/* a throttled period comes first; zero throttled periods do not count, nor unread ones */
+	r.cgroupfs[CG_FS_THROTTLED_PERIODS] = 0;
+	r.cgroupfs_valid |= 1u << CG_FS_THROTTLED_PERIODS;
+	CHECK(verdict_of(&r, text) == CG_VERDICT_SATURATED);
+	r.cgroupfs[CG_FS_THROTTLED_PERIODS] = 1;
+	CHECK(verdict_of(&r, text) == CG_VERDICT_THROTTLED);
+	CHECK_STR(text, "throttled");
+	r.cgroupfs_valid &= ~(1u << CG_FS_THROTTLED_PERIODS);
+	CHECK(verdict_of(&r, text) == CG_VERDICT_SATURATED);
+
+	/* no time covered: idle, whatever the amounts; and no text wanted */
+	CHECK(record_verdict(&r, NSEC_PER_SEC, 2, NULL, 0) == CG_VERDICT_SATURATED);
+	CHECK(record_verdict(&r, 0, 2, NULL, 0) == CG_VERDICT_IDLE);
+}
+
 int main(void)
 {
 	test_record_figures();
 	test_event_figure();
 	test_derived();
 	test_host_columns();
+	test_verdict();
 	return check_done();
 }

@@ -215,11 +215,35 @@ static void check_golden(const char *got_path, const char *name)
 	free(want);
 }
 
+/*
+ * What the cgroupfs sampler would give /web in interval i: nothing the first (no reading
+ * before it), its quota throttling it in the second, and in the third a limit of 1.45 cores
+ * that its 1.4 saturate, with io and memory stalls. Every other cgroup's files are unread.
+ */
+static void cgroupfs_of(int i, struct cg_interval *iv)
+{
+	for (int k = 0; k < iv->nr_records; k++) {
+		struct cg_record *r = &iv->records[k];
+
+		if (strcmp(r->name, "/web") || i == 0)
+			continue;
+		r->cpu_limit_cores = 1.45;
+		r->cgroupfs[CG_FS_PERIODS] = 5;
+		r->cgroupfs[CG_FS_THROTTLED_PERIODS] = i == 1 ? 3 : 0;
+		r->cgroupfs[CG_FS_THROTTLED_NS] = i == 1 ? 12500000 : 0;
+		r->cgroupfs[CG_FS_CPU_SOME_NS] = 40000000;
+		r->cgroupfs[CG_FS_MEMORY_SOME_NS] = 1000 * i;
+		r->cgroupfs[CG_FS_IO_SOME_NS] = 7654321;
+		r->cgroupfs_valid = (1u << CG_NR_CGROUPFS) - 1 - (1u << CG_FS_IO_FULL_NS);
+	}
+}
+
 /* The stdout formats, each into a file of the name at its index; then the -o files. */
 static const enum cg_format formats[] = { CG_FORMAT_CSV, CG_FORMAT_JSON, CG_FORMAT_TABLE };
 static const char *const outputs[] = {
-	"stream.csv",	   "stream.json",   "stream.table", "container-stats.csv",
-	"sched-stats.csv", "perf-stat.csv", "host-io.csv",  "container-summary.json",
+	"stream.csv",	       "stream.json",	   "stream.table",
+	"container-stats.csv", "sched-stats.csv",  "perf-stat.csv",
+	"host-io.csv",	       "cgroup-stats.csv", "container-summary.json",
 };
 #define NR_FORMATS ARRAY_SIZE(formats)
 
@@ -281,6 +305,8 @@ int main(void)
 		CHECK(drain__preempters(drain, pairs, nr_pairs, &stale, &nr_stale) == 0);
 		CHECK(nr_stale == 0);
 		CHECK(drain__interval(drain, snap, NR_SLOTS, i < 2, &iv) == 0);
+		iv.nr_cpus = 2;
+		cgroupfs_of(i, &iv);
 		for (f = 0; f < NR_FORMATS; f++)
 			CHECK(stream__write(streams[f], formats[f], &iv, i == 0) == 0);
 		CHECK(out_files__write(files, &iv) == 0);

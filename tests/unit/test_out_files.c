@@ -17,7 +17,7 @@
 	"epochMillis,container,tasks,onCpuMillis,runqWaitMillis,offCpuSleepMillis,"               \
 	"offCpuBlockedMillis,voluntarySwitches,involuntarySwitches,migrations,runqWaits,"         \
 	"runqP50Micros,runqP99Micros,runqMaxMicros,preemptedBySameCgroup,preemptedByOtherCgroup," \
-	"preemptedByKernel,topPreempter\n"
+	"preemptedByKernel,topPreempter,verdict\n"
 
 #define CGROUP_HEADER                                                                           \
 	"epochMillis,container,periods,throttledPeriods,throttledMillis,cpuPressureSomeMillis," \
@@ -161,12 +161,12 @@ static void test_files(void)
 	check_file("out", "sched-stats.csv",
 		   SCHED_HEADER
 		   "1700000000123,web,12,750.000,250.000,200.000,1.235,250,20,5,2,0.992,37.000,"
-		   "37.000,12,7,1,/system.slice/noisy\n"
-		   "1700000000123," TRICKY_CSV ",1,0.000,0.000,0.000,0.000,0,0,0,0,,,,0,0,0,\n"
+		   "37.000,12,7,1,/system.slice/noisy,throttled\n"
+		   "1700000000123," TRICKY_CSV ",1,0.000,0.000,0.000,0.000,0,0,0,0,,,,0,0,0,,idle\n"
 		   "1700000000623,web,12,750.000,250.000,200.000,1.235,250,20,5,2,0.992,37.000,"
-		   "37.000,12,7,1,/system.slice/noisy\n"
+		   "37.000,12,7,1,/system.slice/noisy,throttled\n"
 		   "1700000001123,web,12,750.000,250.000,200.000,1.235,250,20,5,2,0.992,37.000,"
-		   "37.000,12,7,1,/system.slice/noisy\n");
+		   "37.000,12,7,1,/system.slice/noisy,throttled\n");
 	check_file("out", "cgroup-stats.csv",
 		   CGROUP_HEADER "1700000000123,web,5,3,12.500,40.000,0.001,0.000,7.654,\n"
 				 "1700000000123," TRICKY_CSV ",,,,,,,,\n"

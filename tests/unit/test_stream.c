@@ -96,40 +96,42 @@ static void test_csv(void)
 		"offCpuSleepMillis,offCpuBlockedMillis,voluntarySwitches,involuntarySwitches,"
 		"migrations,runqWaits,runqP50Micros,runqP99Micros,runqMaxMicros,"
 		"preemptedBySameCgroup,preemptedByOtherCgroup,preemptedByKernel,stolenMillis,"
-		"minorPageFaults,majorPageFaults,topPreempter,"
+		"minorPageFaults,majorPageFaults,topPreempter,verdict,"
 		"cycles,instructions,taskClockMillis,"
 		"ghz,instructionsPerCycle,llcMissesPerKiloInstructions,llcMissPercent,"
 		"l1dMissesPerKiloInstructions,branchMissesPerKiloInstructions\n"
 		"1700000000123,1000.000,web,1.500,12,1500.000,250.000,2000.000,250.000,"
-		"250,20,5,2,0.992,37.000,37.000,12,7,1,125.000,300,4,\"/noisy\n\xff\","
+		"250,20,5,2,0.992,37.000,37.000,12,7,1,125.000,300,4,\"/noisy\n\xff\",contended:same,"
 		"3000000000,6000000000,1500.000,"
 		"2.000,2.000,,,,\n"
 		"1700000000123,1000.000,\"a,\"\"b\"\"\n\xff\xfe\",0.000,1,0.000,0.000,0.000,0.000,"
-		"0,0,0,0,,,,0,0,0,0.000,0,0,,,1000,0.000,,,,,,\n");
+		"0,0,0,0,,,,0,0,0,0.000,0,0,,idle,,1000,0.000,,,,,,\n");
 	CHECK(err == 0);
 
 	/* Later intervals: rows only. Half a second with the same amounts: twice the cores. */
 	iv.nr_records = 1;
 	iv.interval_ns = 500000000;
-	CHECK_STR(render(CG_FORMAT_CSV, false, &err),
-		  "1700000000123,500.000,web,3.000,12,1500.000,250.000,2000.000,250.000,"
-		  "250,20,5,2,0.992,37.000,37.000,12,7,1,125.000,300,4,\"/noisy\n\xff\","
-		  "3000000000,6000000000,1500.000,"
-		  "2.000,2.000,,,,\n");
+	CHECK_STR(
+		render(CG_FORMAT_CSV, false, &err),
+		"1700000000123,500.000,web,3.000,12,1500.000,250.000,2000.000,250.000,"
+		"250,20,5,2,0.992,37.000,37.000,12,7,1,125.000,300,4,\"/noisy\n\xff\",contended:same,"
+		"3000000000,6000000000,1500.000,"
+		"2.000,2.000,,,,\n");
 	CHECK(err == 0);
 
 	/* Without perf the event columns go and the ratio columns stay, empty. */
 	iv.nr_events = 0;
-	CHECK_STR(render(CG_FORMAT_CSV, true, &err),
-		  "epochMillis,intervalMillis,container,cpuCores,tasks,onCpuMillis,runqWaitMillis,"
-		  "offCpuSleepMillis,offCpuBlockedMillis,voluntarySwitches,involuntarySwitches,"
-		  "migrations,runqWaits,runqP50Micros,runqP99Micros,runqMaxMicros,"
-		  "preemptedBySameCgroup,preemptedByOtherCgroup,preemptedByKernel,stolenMillis,"
-		  "minorPageFaults,majorPageFaults,topPreempter,"
-		  "ghz,instructionsPerCycle,llcMissesPerKiloInstructions,llcMissPercent,"
-		  "l1dMissesPerKiloInstructions,branchMissesPerKiloInstructions\n"
-		  "1700000000123,500.000,web,3.000,12,1500.000,250.000,2000.000,250.000,"
-		  "250,20,5,2,0.992,37.000,37.000,12,7,1,125.000,300,4,\"/noisy\n\xff\",,,,,,\n");
+	CHECK_STR(
+		render(CG_FORMAT_CSV, true, &err),
+		"epochMillis,intervalMillis,container,cpuCores,tasks,onCpuMillis,runqWaitMillis,"
+		"offCpuSleepMillis,offCpuBlockedMillis,voluntarySwitches,involuntarySwitches,"
+		"migrations,runqWaits,runqP50Micros,runqP99Micros,runqMaxMicros,"
+		"preemptedBySameCgroup,preemptedByOtherCgroup,preemptedByKernel,stolenMillis,"
+		"minorPageFaults,majorPageFaults,topPreempter,verdict,"
+		"ghz,instructionsPerCycle,llcMissesPerKiloInstructions,llcMissPercent,"
+		"l1dMissesPerKiloInstructions,branchMissesPerKiloInstructions\n"
+		"1700000000123,500.000,web,3.000,12,1500.000,250.000,2000.000,250.000,"
+		"250,20,5,2,0.992,37.000,37.000,12,7,1,125.000,300,4,\"/noisy\n\xff\",contended:same,,,,,,\n");
 	CHECK(err == 0);
 }
 
@@ -149,7 +151,7 @@ static void test_json_exact(void)
 		"\"voluntarySwitches\":250,\"involuntarySwitches\":20,\"migrations\":5,"
 		"\"runqWaits\":2,\"runqP50Micros\":0.992,\"runqP99Micros\":37,"
 		"\"runqMaxMicros\":37,\"preemptedBySameCgroup\":12,\"preemptedByOtherCgroup\":7,"
-		"\"preemptedByKernel\":1,\"stolenMillis\":125,\"minorPageFaults\":300,\"majorPageFaults\":4,\"topPreempter\":\"/noisy\\n\xef\xbf\xbd\",\"cycles\":3000000000,\"instructions\":6000000000,"
+		"\"preemptedByKernel\":1,\"stolenMillis\":125,\"minorPageFaults\":300,\"majorPageFaults\":4,\"topPreempter\":\"/noisy\\n\xef\xbf\xbd\",\"verdict\":\"contended:same\",\"cycles\":3000000000,\"instructions\":6000000000,"
 		"\"taskClockMillis\":1500,\"ghz\":2,\"instructionsPerCycle\":2}}}\n");
 	CHECK(err == 0);
 
@@ -219,23 +221,28 @@ static void test_table(void)
 	CHECK_STR(render(CG_FORMAT_TABLE, true, &err),
 		  "22:13:20  interval 1.000 s  dropped events 7\n"
 		  "CONTAINER                          CORES  TASKS    VCSW/s   IVCSW/s   MIGR/s"
-		  "  RUNQ% SLEEP% BLOCK%      P50us      P99us      MAXus    IPC\n"
+		  "  RUNQ% SLEEP% BLOCK%      P50us      P99us      MAXus    IPC VERDICT\n"
 		  "web                                1.500     12     250.0      20.0      5.0"
-		  "    6.1   48.5    6.1      0.992     37.000     37.000  2.000\n"
+		  "    6.1   48.5    6.1      0.992     37.000     37.000  2.000 contended:same\n"
 		  "?[31mred?[0m-and-a-label-longer-   0.000      1       0.0       0.0      0.0"
-		  "      -      -      -          -          -          -      -\n");
+		  "      -      -      -          -          -          -      - idle\n");
 	CHECK(err == 0);
 
-	/* A later interval starts after a blank line; without perf no IPC column. */
+	/*
+	 * A later interval starts after a blank line; without perf no IPC column. Another
+	 * cgroup preempting most: the verdict names it, made as safe as a label.
+	 */
 	iv.nr_events = 0;
 	iv.nr_records = 1;
 	iv.health.dropped_events = 0;
-	CHECK_STR(render(CG_FORMAT_TABLE, false, &err),
-		  "\n22:13:20  interval 1.000 s\n"
-		  "CONTAINER                          CORES  TASKS    VCSW/s   IVCSW/s   MIGR/s"
-		  "  RUNQ% SLEEP% BLOCK%      P50us      P99us      MAXus\n"
-		  "web                                1.500     12     250.0      20.0      5.0"
-		  "    6.1   48.5    6.1      0.992     37.000     37.000\n");
+	records[0].count[CG_PREEMPTED_BY_OTHER] = 13;
+	CHECK_STR(
+		render(CG_FORMAT_TABLE, false, &err),
+		"\n22:13:20  interval 1.000 s\n"
+		"CONTAINER                          CORES  TASKS    VCSW/s   IVCSW/s   MIGR/s"
+		"  RUNQ% SLEEP% BLOCK%      P50us      P99us      MAXus VERDICT\n"
+		"web                                1.500     12     250.0      20.0      5.0"
+		"    6.1   48.5    6.1      0.992     37.000     37.000 contended:other:/noisy??\n");
 	CHECK(err == 0);
 
 	/* A cut never splits a UTF-8 sequence: byte 32 would be the middle of "é". */

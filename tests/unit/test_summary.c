@@ -58,7 +58,7 @@ static void test_exact(void)
 		"\"minorPageFaultsPerSecond\":0,\"majorPageFaultsPerSecond\":0,"
 		"\"preemptedBySameCgroupPerSecond\":0,\"preemptedByOtherCgroupPerSecond\":0,"
 		"\"preemptedByKernelPerSecond\":0,"
-		"\"tasks\":3}},"
+		"\"tasks\":3,\"verdicts\":{\"ok\":1},\"verdict\":\"ok\"}},"
 		"\"allContainers\":{\"cpus\":3,\"voluntarySwitchesPerSecond\":500,"
 		"\"involuntarySwitchesPerSecond\":0,\"migrationsPerSecond\":0,"
 		"\"runqWaitsPerSecond\":0,\"runqWaitMillisPerSecond\":0,"

@@ -189,15 +189,94 @@ bool record_figure(const struct cg_record *r, uint64_t interval_ns, enum cg_figu
 	return false;
 }
 
-const char *const label_figure_names[CG_NR_LABEL_FIGURES] = {
-	[CG_LABEL_TOP_PREEMPTER] = "topPreempter",
+const char *const verdict_names[CG_NR_VERDICTS] = {
+	[CG_VERDICT_THROTTLED] = "throttled", [CG_VERDICT_SATURATED] = "saturated",
+	[CG_VERDICT_BLOCKED] = "blocked",     [CG_VERDICT_CONTENDED] = "contended",
+	[CG_VERDICT_IDLE] = "idle",	      [CG_VERDICT_OK] = "ok",
 };
 
-const char *record_label_figure(const struct cg_record *r, enum cg_label_figure fig)
+static bool cgroupfs_figure(const struct cg_record *r, enum cg_cgroupfs item, uint64_t *value)
+{
+	if (!(r->cgroupfs_valid & (1u << item)))
+		return false;
+	*value = r->cgroupfs[item];
+	return true;
+}
+
+/*
+ * What took the CPU from a contended record's tasks most often: "other:" and the cgroup that
+ * did most (or "other" when no cgroup could be named), "kernel" or "same"; NULL when they were
+ * not preempted (they waited after wakeups only). A tie goes to another cgroup, then the kernel:
+ * what the container cannot fix itself comes first.
+ */
+static const char *main_preempter(const struct cg_record *r, const char **cgroup)
+{
+	uint64_t same = r->count[CG_PREEMPTED_BY_SAME], other = r->count[CG_PREEMPTED_BY_OTHER];
+	uint64_t kernel = r->count[CG_PREEMPTED_BY_KERNEL];
+
+	*cgroup = NULL;
+	if (!same && !other && !kernel)
+		return NULL;
+	if (other >= kernel && other >= same) {
+		*cgroup = r->nr_preempters ? r->preempters[0].label : NULL;
+		return "other";
+	}
+	return kernel >= same ? "kernel" : "same";
+}
+
+enum cg_verdict record_verdict(const struct cg_record *r, uint64_t interval_ns, int nr_cpus,
+			       char *text, size_t len)
+{
+	double on = (double)r->time_ns[CG_ONCPU], runq = (double)r->time_ns[CG_RUNQ];
+	double blocked = (double)r->time_ns[CG_BLOCKED], least = VERDICT_MIN_SHARE * interval_ns;
+	double limit = nr_cpus > 0 ? nr_cpus : 0;
+	const char *cause = NULL, *cgroup = NULL;
+	uint64_t periods, io = 0, memory = 0;
+	enum cg_verdict v;
+
+	if (r->cpu_limit_cores > 0 && (!limit || r->cpu_limit_cores < limit))
+		limit = r->cpu_limit_cores;
+	if (!interval_ns) {
+		v = CG_VERDICT_IDLE; /* nothing covered, nothing to judge */
+	} else if (cgroupfs_figure(r, CG_FS_THROTTLED_PERIODS, &periods) && periods) {
+		v = CG_VERDICT_THROTTLED;
+	} else if (limit > 0 && on >= VERDICT_SATURATED_SHARE * limit * interval_ns) {
+		v = CG_VERDICT_SATURATED;
+	} else if (blocked >= least && blocked >= on && blocked >= runq && blocked > 0) {
+		v = CG_VERDICT_BLOCKED;
+		/* the stall the cgroup's own pressure files saw most of, when they saw one */
+		cgroupfs_figure(r, CG_FS_IO_SOME_NS, &io);
+		cgroupfs_figure(r, CG_FS_MEMORY_SOME_NS, &memory);
+		if (io || memory)
+			cause = io >= memory ? "io" : "memory";
+	} else if (runq >= least && runq > 0 && runq >= VERDICT_CONTENDED_SHARE * on) {
+		v = CG_VERDICT_CONTENDED;
+		cause = main_preempter(r, &cgroup);
+	} else if (on < least) {
+		v = CG_VERDICT_IDLE;
+	} else {
+		v = CG_VERDICT_OK;
+	}
+	if (len)
+		snprintf(text, len, "%s%s%s%s%s", verdict_names[v], cause ? ":" : "", cause ?: "",
+			 cgroup ? ":" : "", cgroup ?: "");
+	return v;
+}
+
+const char *const label_figure_names[CG_NR_LABEL_FIGURES] = {
+	[CG_LABEL_TOP_PREEMPTER] = "topPreempter",
+	[CG_LABEL_VERDICT] = "verdict",
+};
+
+const char *record_label_figure(const struct cg_interval *iv, const struct cg_record *r,
+				enum cg_label_figure fig, char buf[CG_LABEL_FIGURE_MAX])
 {
 	switch (fig) {
 	case CG_LABEL_TOP_PREEMPTER:
 		return r->nr_preempters ? r->preempters[0].label : NULL;
+	case CG_LABEL_VERDICT:
+		record_verdict(r, iv->interval_ns, iv->nr_cpus, buf, CG_LABEL_FIGURE_MAX);
+		return buf;
 	case CG_NR_LABEL_FIGURES:
 		break;
 	}

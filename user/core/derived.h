@@ -9,6 +9,7 @@
 #define CGSTAT_DERIVED_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "record.h"
@@ -114,17 +115,63 @@ extern const struct cg_figure_column figure_columns[CG_NR_FIGURES];
 bool record_figure(const struct cg_record *r, uint64_t interval_ns, enum cg_figure fig,
 		   double *value);
 
-/* Figures that name a cgroup instead of counting: text in CSV, a string in JSON. */
+/*
+ * Why a record's tasks waited, or that they did not, by the first rule that holds, in this order
+ * (docs/metrics.md): the cgroup's quota throttled it; it used what it may (its quota, its cpuset
+ * or the machine); its tasks were blocked (D) at least as long as they ran and waited for a CPU;
+ * they waited for a CPU at least VERDICT_CONTENDED_SHARE of their on-CPU time; they hardly ran;
+ * none of these.
+ */
+enum cg_verdict {
+	CG_VERDICT_THROTTLED,
+	CG_VERDICT_SATURATED,
+	CG_VERDICT_BLOCKED,
+	CG_VERDICT_CONTENDED,
+	CG_VERDICT_IDLE,
+	CG_VERDICT_OK,
+	CG_NR_VERDICTS,
+};
+
+/* The verdicts' names, as the verdict column begins with them. */
+extern const char *const verdict_names[CG_NR_VERDICTS];
+
+/* saturated: at least this share of the cores the cgroup may use */
+#define VERDICT_SATURATED_SHARE 0.95
+/* contended: run-queue wait at least this share of the on-CPU time */
+#define VERDICT_CONTENDED_SHARE 0.10
+/*
+ * blocked and contended need at least this share of the interval in the state (10 ms a second),
+ * and idle is on-CPU below it: a few wakeups of a sleeper are neither a wait nor a load
+ */
+#define VERDICT_MIN_SHARE 0.01
+
+/*
+ * The verdict on r, whose amounts cover interval_ns on a machine of nr_cpus CPUs online, and
+ * into text (cut at len) its column: the name, with what it names after a colon where the
+ * rules say (contended:other:/x.slice, blocked:io).
+ */
+enum cg_verdict record_verdict(const struct cg_record *r, uint64_t interval_ns, int nr_cpus,
+			       char *text, size_t len);
+
+/* Figures that name a cgroup or a cause instead of counting: text in CSV, a string in JSON. */
 enum cg_label_figure {
 	CG_LABEL_TOP_PREEMPTER, /* the cgroup that preempted the record's tasks most often */
+	CG_LABEL_VERDICT,	/* record_verdict()'s text */
 	CG_NR_LABEL_FIGURES,
 };
 
 /* Each label figure's CSV header and JSON key. */
 extern const char *const label_figure_names[CG_NR_LABEL_FIGURES];
 
-/* Label figure fig of r, or NULL when it has none (an empty field, an absent key). */
-const char *record_label_figure(const struct cg_record *r, enum cg_label_figure fig);
+/* Room for any label figure: a path under the mount and a verdict's words before it. */
+#define CG_LABEL_FIGURE_MAX 4160
+
+/*
+ * Label figure fig of r, a record of iv, or NULL when it has none (an empty field, an absent
+ * key). buf (CG_LABEL_FIGURE_MAX bytes) holds what has to be composed.
+ */
+const char *record_label_figure(const struct cg_interval *iv, const struct cg_record *r,
+				enum cg_label_figure fig, char buf[CG_LABEL_FIGURE_MAX]);
 
 /*
  * The figure of an event column's counter and its unit: "taskClockMillis" counts nanoseconds

@@ -205,8 +205,11 @@ int live__draw(struct live *l, const struct cg_interval *iv)
 		 iv->health.inconsistencies ? "  INCONSISTENT" : "");
 	host_line(l->host, sizeof(l->host), &iv->host);
 	table_columns_shown(iv, shown);
-	/* a narrow terminal shortens the labels before it cuts the figures */
-	label_width = COLS - table_numbers_width(shown);
+	/*
+	 * a narrow terminal shortens the labels before it cuts the figures, and the verdict's
+	 * name; what the verdict names after it goes first
+	 */
+	label_width = COLS - table_numbers_width(shown) - 1 - TABLE_VERDICT_NAME_WIDTH;
 	if (label_width > TABLE_LABEL_WIDTH)
 		label_width = TABLE_LABEL_WIDTH;
 	if (label_width < 12)

@@ -40,7 +40,7 @@ static const enum cg_figure sched_figures[] = {
 	CG_FIG_PREEMPTED_SAME,	CG_FIG_PREEMPTED_OTHER, CG_FIG_PREEMPTED_KERNEL,
 };
 
-static const enum cg_label_figure sched_labels[] = { CG_LABEL_TOP_PREEMPTER };
+static const enum cg_label_figure sched_labels[] = { CG_LABEL_TOP_PREEMPTER, CG_LABEL_VERDICT };
 
 static const enum cg_figure cgroup_figures[] = {
 	CG_FIG_PERIODS,
@@ -221,6 +221,7 @@ static void leading_fields(FILE *f, const struct cg_interval *iv, const struct c
 static void figure_row(FILE *f, const struct figure_file *ff, const struct cg_interval *iv,
 		       const struct cg_record *r)
 {
+	char buf[CG_LABEL_FIGURE_MAX];
 	const char *label;
 	double value;
 	bool valid;
@@ -233,7 +234,7 @@ static void figure_row(FILE *f, const struct figure_file *ff, const struct cg_in
 		csv_number(f, valid, value, unit_decimals(figure_columns[ff->figures[i]].unit));
 	}
 	for (i = 0; i < ff->nr_labels; i++) {
-		label = record_label_figure(r, ff->labels[i]);
+		label = record_label_figure(iv, r, ff->labels[i], buf);
 		csv_sep(f);
 		if (label)
 			csv_field(f, label);

@@ -66,6 +66,7 @@ static void csv_header(FILE *f, const struct cg_interval *iv)
 
 static void csv_row(FILE *f, const struct cg_interval *iv, const struct cg_record *r)
 {
+	char buf[CG_LABEL_FIGURE_MAX];
 	const char *label;
 	struct cg_derived d;
 	enum cg_unit unit;
@@ -84,7 +85,7 @@ static void csv_row(FILE *f, const struct cg_interval *iv, const struct cg_recor
 		csv_number(f, valid, value, unit_decimals(figure_columns[stream_figures[i]].unit));
 	}
 	for (i = 0; i < CG_NR_LABEL_FIGURES; i++) {
-		label = record_label_figure(r, i);
+		label = record_label_figure(iv, r, i, buf);
 		csv_sep(f);
 		if (label)
 			csv_field(f, label);
@@ -114,6 +115,7 @@ static void write_csv(FILE *f, const struct cg_interval *iv, bool first)
 
 static int json_record(cJSON *containers, const struct cg_interval *iv, const struct cg_record *r)
 {
+	char buf[CG_LABEL_FIGURE_MAX];
 	const char *label;
 	struct cg_derived d;
 	enum cg_unit unit;
@@ -129,7 +131,7 @@ static int json_record(cJSON *containers, const struct cg_interval *iv, const st
 		if (record_figure(r, iv->interval_ns, stream_figures[i], &value))
 			err = json_add_number(obj, figure_columns[stream_figures[i]].name, value);
 	for (i = 0; i < CG_NR_LABEL_FIGURES && !err; i++) {
-		label = record_label_figure(r, i);
+		label = record_label_figure(iv, r, i, buf);
 		if (label)
 			err = json_add_label(obj, label_figure_names[i], label);
 	}

@@ -37,6 +37,7 @@ struct summary_sums {
 	uint64_t runq_min_inv;
 	uint64_t counter[CG_MAX_EVENTS];
 	bool counter_valid[CG_MAX_EVENTS];
+	uint64_t verdicts[CG_NR_VERDICTS]; /* intervals with each verdict */
 };
 
 /* Where an entry's run-queue quantiles come from. */
@@ -302,6 +303,7 @@ static void sums_of_record(struct summary_sums *u, const struct cg_record *r)
 	u->runq_min_inv = r->runq_min_inv;
 	memcpy(u->counter, r->counter, sizeof(u->counter));
 	memcpy(u->counter_valid, r->counter_valid, sizeof(u->counter_valid));
+	memset(u->verdicts, 0, sizeof(u->verdicts));
 }
 
 /* A record to work figures out from: u's amounts and hist's waits (none when NULL). */
@@ -337,6 +339,8 @@ static void add_sums(struct summary_sums *t, const struct summary_sums *u, int n
 		t->counter[i] += u->counter[i];
 		t->counter_valid[i] = t->counter_valid[i] && u->counter_valid[i];
 	}
+	for (i = 0; i < CG_NR_VERDICTS; i++)
+		t->verdicts[i] += u->verdicts[i];
 }
 
 static int add_host(struct summary *s, const struct cg_host *h)
@@ -393,6 +397,7 @@ int summary__add(struct summary *s, const struct cg_interval *iv)
 		if (!e)
 			return -ENOMEM;
 		sums_of_record(&u, r);
+		u.verdicts[record_verdict(r, iv->interval_ns, iv->nr_cpus, NULL, 0)] = 1;
 		add_sums(&e->sums, &u, nr_events);
 		/* Counters the interval lacks did not count for this cgroup. */
 		memset(&e->sums.counter_valid[nr_events], 0,
@@ -565,6 +570,45 @@ static int json_preempters(cJSON *obj, const struct summary_entry *e)
 	return 0;
 }
 
+/*
+ * The verdict of most of u's intervals: the first in the rules' order on a tie, and idle only
+ * when every interval was (a container idle before and after a test is judged by the test).
+ * CG_NR_VERDICTS without an interval.
+ */
+static enum cg_verdict dominant_verdict(const struct summary_sums *u)
+{
+	enum cg_verdict v, best = CG_NR_VERDICTS;
+
+	for (v = 0; v < CG_NR_VERDICTS; v++)
+		if (v != CG_VERDICT_IDLE && u->verdicts[v] &&
+		    (best == CG_NR_VERDICTS || u->verdicts[v] > u->verdicts[best]))
+			best = v;
+	if (best == CG_NR_VERDICTS && u->verdicts[CG_VERDICT_IDLE])
+		best = CG_VERDICT_IDLE;
+	return best;
+}
+
+/* "verdicts": how many intervals had each verdict (those that some had); "verdict": the dominant.
+ */
+static int json_verdicts(cJSON *obj, const struct summary_sums *u)
+{
+	enum cg_verdict v, dominant = dominant_verdict(u);
+	cJSON *counts;
+	int err = 0;
+
+	if (dominant == CG_NR_VERDICTS)
+		return 0;
+	counts = cJSON_AddObjectToObject(obj, "verdicts");
+	if (!counts)
+		return -ENOMEM;
+	for (v = 0; v < CG_NR_VERDICTS && !err; v++)
+		if (u->verdicts[v])
+			err = json_add_number(counts, verdict_names[v], (double)u->verdicts[v]);
+	if (!err)
+		err = json_add_label(obj, "verdict", verdict_names[dominant]);
+	return err;
+}
+
 static int json_host(cJSON *root, const struct summary *s)
 {
 	cJSON *host;
@@ -601,6 +645,8 @@ static int json_containers(cJSON *root, const struct summary *s)
 		err = json_figures(obj, s, &t, e->quantiles, e);
 		if (!err)
 			err = json_preempters(obj, e);
+		if (!err)
+			err = json_verdicts(obj, &e->sums);
 		add_sums(&all_sums, &e->sums, s->nr_events);
 		all_sums.tasks += e->sums.tasks;
 	}
@@ -631,10 +677,20 @@ static void print_figure(FILE *f, const struct summary *s, const struct cg_recor
 	fputs(after, f);
 }
 
+static uint64_t verdict_intervals(const struct summary_sums *u)
+{
+	uint64_t n = 0;
+
+	for (int v = 0; v < CG_NR_VERDICTS; v++)
+		n += u->verdicts[v];
+	return n;
+}
+
 void summary__print_brief(const struct summary *s, FILE *f)
 {
 	const struct summary_entry *e;
 	struct cg_record t;
+	enum cg_verdict v;
 
 	for (e = s->first; e; e = e->next) {
 		record_of_sums(&t, &e->sums, NULL);
@@ -647,7 +703,13 @@ void summary__print_brief(const struct summary *s, FILE *f)
 		print_figure(f, s, &t, CG_FIG_SLEEP_PERCENT, ", off-CPU sleeping ", " %");
 		print_figure(f, s, &t, CG_FIG_BLOCKED_PERCENT, ", blocked ", " %");
 		print_figure(f, s, &t, CG_FIG_VCSW_RATE, "; switches/s: ", " voluntary");
-		print_figure(f, s, &t, CG_FIG_IVCSW_RATE, ", ", " involuntary\n");
+		print_figure(f, s, &t, CG_FIG_IVCSW_RATE, ", ", " involuntary");
+		v = dominant_verdict(&e->sums);
+		if (v != CG_NR_VERDICTS)
+			fprintf(f, "; verdict: %s in %llu of %llu intervals", verdict_names[v],
+				(unsigned long long)e->sums.verdicts[v],
+				(unsigned long long)verdict_intervals(&e->sums));
+		fputc('\n', f);
 	}
 }
 

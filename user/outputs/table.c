@@ -49,11 +49,11 @@ static bool table_value(const struct table_column *c, const struct cg_interval *
 }
 
 /*
- * The label as a terminal can show it: at most width bytes, not cut inside a UTF-8 sequence,
- * and with control characters, C1's included (an escape sequence could rewrite the screen),
- * and bytes that are not UTF-8 as '?'.
+ * The label (or verdict) as a terminal can show it, into out (width + 1 bytes): at most width
+ * bytes, not cut inside a UTF-8 sequence, and with control characters, C1's included (an escape
+ * sequence could rewrite the screen), and bytes that are not UTF-8 as '?'.
  */
-static void table_label(const char *name, char out[TABLE_LABEL_WIDTH + 1], int width)
+static void table_label(const char *name, char *out, int width)
 {
 	size_t len = strlen(name), i, o, unit;
 
@@ -110,12 +110,15 @@ void table_header(char *line, size_t len, const bool shown[TABLE_NR_COLUMNS], in
 		if (shown[c])
 			at += snprintf(line + at, len - at, " %*s", table_columns[c].width,
 				       table_columns[c].title);
+	if (at < len)
+		snprintf(line + at, len - at, " VERDICT");
 }
 
 void table_row(char *line, size_t len, const struct cg_interval *iv, const struct cg_record *r,
 	       const bool shown[TABLE_NR_COLUMNS], int label_width)
 {
-	char label[TABLE_LABEL_WIDTH + 1];
+	char label[TABLE_LABEL_WIDTH + 1], verdict[CG_LABEL_FIGURE_MAX];
+	char shown_verdict[TABLE_VERDICT_WIDTH + 1];
 	struct cg_derived d;
 	enum cg_unit unit;
 	double value;
@@ -135,4 +138,8 @@ void table_row(char *line, size_t len, const struct cg_interval *iv, const struc
 		else
 			at += snprintf(line + at, len - at, " %*s", col->width, "-");
 	}
+	record_verdict(r, iv->interval_ns, iv->nr_cpus, verdict, sizeof(verdict));
+	table_label(verdict, shown_verdict, TABLE_VERDICT_WIDTH);
+	if (at < len)
+		snprintf(line + at, len - at, " %s", shown_verdict);
 }

@@ -64,6 +64,11 @@ __u64 tracking_since;
 __u64 missed_switches;
 /* Wakeups no tracepoint reported, found at the task's switch-in (wakeup_unseen()). */
 __u64 unseen_wakeups;
+/*
+ * Bumped by each snapshot: a thread's on-CPU time of an earlier interval (task_state's
+ * thread_on_ns) counts for nothing in this one.
+ */
+__u32 thread_gen;
 /* Snapshots that found a CPU counting more than one task on CPU: must stay 0. */
 __u64 oncpu_violations;
 /* Set once a perf counter ran for less time than it was enabled (the PMU multiplexed it). */
@@ -123,6 +128,12 @@ struct task_state {
 	__u32 sched_info_seen; /* run_delay and pcount hold what cgstat took in */
 	__u32 state;
 	__u32 gen; /* watch_gen when slots were resolved */
+	/*
+	 * Its on-CPU time in the interval of thread_gen, up to its last switch-out: for the
+	 * busiest thread of its slots (the verdict's "serial").
+	 */
+	__u64 thread_on_ns;
+	__u32 thread_gen;
 	struct slot_set slots;
 };
 
@@ -142,6 +153,13 @@ struct cpu_run {
 	__u32 pid;
 	__u32 gen;	/* with cgid: which slots; equal (cgid, gen) pairs have equal slot sets */
 	__u32 switches; /* this CPU's, to sample clock_offset every CLOCK_SYNC_EVERY of them */
+	/*
+	 * The task's on-CPU time in the interval of thread_gen up to thread_mark: from its
+	 * task_state at the switch-in, set back to 0 by a snapshot that finds it on CPU.
+	 */
+	__u32 thread_gen;
+	__u64 thread_on_ns;
+	__u64 thread_mark;
 	struct slot_set slots;
 };
 
@@ -698,6 +716,10 @@ struct switch_out {
 	struct waits_recovered recovered; /* where a repair found its switch-in unseen */
 	bool voluntary;
 	__u32 preempted_by; /* when not voluntary: CG_PREEMPTED_BY_SAME, _OTHER or _KERNEL */
+	/* its on-CPU time in the interval so far, and who it is: 0 when not counted (a repair) */
+	__u64 thread_on_ns;
+	__u64 task;
+	__u32 tid;
 };
 
 /*
@@ -968,6 +990,17 @@ static __always_inline void live_recovered(struct cg_slot_live *live,
 	live->count[CG_RUNQ_WAITS] += r->waits;
 }
 
+/* A thread that ran thread_on_ns in the interval: the slot's busiest on this CPU if the most. */
+static __always_inline void live_busiest(struct cg_slot_live *live, __u64 thread_on_ns, __u64 task,
+					 __u32 tid)
+{
+	if (thread_on_ns <= live->busiest_ns)
+		return;
+	live->busiest_ns = thread_on_ns;
+	live->busiest_task = task;
+	live->busiest_tid = tid;
+}
+
 struct switch_visit {
 	struct slot_visit v;
 	const struct switch_out *out;
@@ -995,8 +1028,10 @@ static __always_inline long slot_switch(__u32 index, void *ctx)
 		live_move(live, w->in->from, CG_ONCPU, w->now);
 	if (w->in)
 		live_recovered(live, &w->in->recovered);
-	if (w->out)
+	if (w->out) {
 		count_switch_out(live, w->out);
+		live_busiest(live, w->out->thread_on_ns, w->out->task, w->out->tid);
+	}
 	if (w->in)
 		count_switch_in(live, w->in);
 	return 0;
@@ -1280,6 +1315,10 @@ static __always_inline void run_record(struct cpu_run *run, struct task_struct *
 	run->runtime = next->se.sum_exec_runtime;
 	run->untasked = untasked;
 	run->since = now;
+	run->thread_gen = READ_ONCE(thread_gen);
+	run->thread_on_ns =
+		next_ts && next_ts->thread_gen == run->thread_gen ? next_ts->thread_on_ns : 0;
+	run->thread_mark = now;
 }
 
 SEC("tp_btf/sched_switch")
@@ -1338,6 +1377,19 @@ int BPF_PROG(cg_sched_switch, bool preempt, struct task_struct *prev, struct tas
 
 	if (run->task == (__u64)prev && out.left < run->since)
 		out.left = run->since;
+	/*
+	 * prev's on-CPU time in the interval: what it had at its switch-in (or the snapshot) and
+	 * what it ran here since. Of the interval this CPU last marked: where a snapshot has begun
+	 * and not yet reached this CPU, that is still the one ending, and the time counts there.
+	 */
+	if (prev_ts && !repaired) {
+		out.thread_on_ns = run->thread_on_ns +
+				   (out.left > run->thread_mark ? out.left - run->thread_mark : 0);
+		out.task = (__u64)prev;
+		out.tid = prev->pid;
+		prev_ts->thread_on_ns = out.thread_on_ns;
+		prev_ts->thread_gen = run->thread_gen;
+	}
 	if (prev_ts) {
 		out.min_flt = prev->min_flt - prev_ts->min_flt;
 		out.maj_flt = prev->maj_flt - prev_ts->maj_flt;
@@ -1525,6 +1577,30 @@ struct snapshot_ctx {
 };
 
 /*
+ * The slot's busiest thread over CPUs so far, with its name while it is still the thread that
+ * was seen (its pid read back through the address first: it may have exited); this CPU's reset.
+ */
+static __always_inline void snapshot_busiest(struct cg_slot_live *live, struct cg_slot_snap *snap,
+					     bool first)
+{
+	struct task_struct *task = (struct task_struct *)live->busiest_task;
+	int pid = 0;
+
+	if (first || live->busiest_ns > snap->busiest_ns) {
+		snap->busiest_ns = live->busiest_ns;
+		snap->busiest_tid = live->busiest_tid;
+		snap->busiest_comm[0] = '\0';
+		if (live->busiest_ns) {
+			bpf_core_read(&pid, sizeof(pid), &task->pid);
+			if (pid == (int)live->busiest_tid)
+				bpf_core_read(snap->busiest_comm, sizeof(snap->busiest_comm),
+					      &task->comm);
+		}
+	}
+	live->busiest_ns = 0;
+}
+
+/*
  * Copy one slot of this CPU into the summed snapshot. On an IPI this cannot interleave with
  * the tracepoints on this CPU (interrupts are off); when BPF_PROG_TEST_RUN runs on the caller's
  * own CPU only preemption is off, and a wakeup from an interrupt may land mid-copy: the fields
@@ -1623,6 +1699,7 @@ static long snapshot_slot(__u32 index, struct snapshot_ctx *c)
 	}
 	live->runq_max_ns = 0;
 	live->runq_min_inv = 0;
+	snapshot_busiest(live, snap, c->first);
 	return 0;
 }
 
@@ -1673,6 +1750,44 @@ static __always_inline void faults_charge(struct task_struct *current)
 	for_each_slot(&ts->slots, slot_faulted, &w);
 }
 
+struct busiest_visit {
+	struct slot_visit v;
+	__u64 thread_on_ns;
+	__u64 task;
+	__u32 tid;
+};
+
+static __always_inline long slot_busiest(__u32 index, void *ctx)
+{
+	struct busiest_visit *b = ctx;
+	struct cg_slot_live *live = slot_live_of(b->v.set, index);
+
+	if (live)
+		live_busiest(live, b->thread_on_ns, b->task, b->tid);
+	return 0;
+}
+
+/*
+ * The task on this CPU ran in the interval that ends now up to now: a candidate for its slots'
+ * busiest thread, which a lone spinning thread that never switches out would otherwise never
+ * be. From now on it counts in the next interval.
+ */
+static __always_inline void thread_snapshot(struct cpu_run *run, struct task_struct *current,
+					    __u64 now)
+{
+	struct busiest_visit b;
+
+	if (!current->pid || run->task != (__u64)current)
+		return;
+	b.thread_on_ns = run->thread_on_ns + (now > run->thread_mark ? now - run->thread_mark : 0);
+	b.task = run->task;
+	b.tid = current->pid;
+	for_each_slot(&run->slots, slot_busiest, &b);
+	run->thread_gen = READ_ONCE(thread_gen);
+	run->thread_on_ns = 0;
+	run->thread_mark = now;
+}
+
 /* Run on each CPU in turn by the loader (BPF_PROG_TEST_RUN with BPF_F_TEST_RUN_ON_CPU). */
 SEC("raw_tp")
 int cg_snapshot(struct bpf_raw_tracepoint_args *ctx)
@@ -1700,11 +1815,14 @@ int cg_snapshot(struct bpf_raw_tracepoint_args *ctx)
 	if (nr_perf_events && run && c.cpu == CG_THIS_CPU &&
 	    (run->task == (__u64)current || !current->pid))
 		counters_charge(counted_slots(run, NULL, NULL, c.now), c.now);
+	if (c.first)
+		__sync_fetch_and_add(&thread_gen, 1);
 	if (run && c.cpu == CG_THIS_CPU) {
 		faults_charge(current);
 		task_clock_untasked(current, &untasked);
 		run_idle_repair(run, current, c.now, untasked);
 		c.open_stolen = run_stolen(run, untasked, c.now);
+		thread_snapshot(run, current, c.now);
 	}
 
 	bpf_loop(slot_hwm, snapshot_slot, &c, 0);

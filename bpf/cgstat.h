@@ -134,6 +134,16 @@ struct cg_slot_live {
 	 * count[CG_RUNQ_WAITS] as it did, so an unchanged count means nothing to add.
 	 */
 	__u64 runq_waits_snapped;
+	/*
+	 * The slot's thread that ran most in the interval, as far as this CPU has seen: each
+	 * thread's on-CPU time since the last snapshot, at its switch-outs here and, for the one
+	 * on CPU, at the snapshot, which takes the largest over CPUs and resets these. task is the
+	 * thread's address, only probe-read after its pid matches, for its name.
+	 */
+	__u64 busiest_ns;
+	__u64 busiest_task;
+	__u32 busiest_tid;
+	__u32 busiest_pad;
 	__u32 runq_hist[CG_HIST_BUCKETS];
 };
 
@@ -151,6 +161,9 @@ struct cg_cpu_counters {
 	__u64 d_running[CG_MAX_EVENTS];
 	__u64 read_at; /* when they were last read, on cgstat's clock */
 };
+
+/* A thread's name as the kernel keeps it (TASK_COMM_LEN, its NUL included). */
+#define CG_COMM_LEN 16
 
 /* A cgroup directory's name, NAME_MAX and its NUL. */
 #define CG_LEAF_NAME_MAX 256
@@ -171,8 +184,8 @@ struct cg_slot_info {
 
 /*
  * One slot summed over CPUs at a snapshot, with the in-flight time folded in. Counts are
- * cumulative since the slot was taken; user space subtracts the previous snapshot. runq_max_ns
- * and runq_min_inv alone are per snapshot.
+ * cumulative since the slot was taken; user space subtracts the previous snapshot. runq_max_ns,
+ * runq_min_inv and the busiest thread alone are per snapshot.
  */
 struct cg_slot_snap {
 	__u64 cgid;
@@ -183,6 +196,11 @@ struct cg_slot_snap {
 	__u64 count[CG_NR_COUNTS];
 	__u64 runq_max_ns;
 	__u64 runq_min_inv;
+	/* the thread that ran most in the interval (per snapshot, as runq_max_ns): 0 when none */
+	__u64 busiest_ns;
+	__u32 busiest_tid;
+	char busiest_comm[CG_COMM_LEN]; /* empty when it is gone */
+	__u32 busiest_pad;
 	__u64 counter[CG_MAX_EVENTS]; /* raw; scaled by the drain with enabled and running */
 	__u64 enabled[CG_MAX_EVENTS];
 	__u64 running[CG_MAX_EVENTS];

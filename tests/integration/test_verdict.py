@@ -11,10 +11,9 @@ must carry it, and the summary must name it as the container's dominant verdict.
   io.pressure, read by the test, having grown;
 - idle and ok: a sleeping process, and one thread that spins 2 ms and sleeps 3 ms (0.4 of a
   core, alone on the machine); the JSON stream carries the same verdicts as the CSV;
-- saturated: two spinning threads, one on each CPU of the machine.
-
-serial (one thread at 0.9 of a core) needs the per-thread figures that cgstat does not have
-yet: docs/metrics.md says so, and this test does not look for it."""
+- saturated: two spinning threads, one on each CPU of the machine;
+- serial: one spinning thread among sleeping processes: serial, naming that thread (its id from
+  the workload's own report); the 0.4-core thread above is not."""
 
 import json
 import os
@@ -169,6 +168,23 @@ def saturated(args):
     check_summary(cgstat, "sat", "saturated")
 
 
+def serial(args):
+    with h.scratch_cgroup("v-ser") as cg:
+        sleepers = [h.spawn_in_cgroup(cg, ["sleep", "1000"]) for _ in range(3)]
+        cgstat = cgstat_for(args, [("ser", cg)])
+        start = now_ms()
+        report = h.run_workload(args.workload, cg, "spinner", SECONDS, 1)
+        cgstat.stop()
+        for sleeper in sleepers:
+            sleeper.kill()
+            sleeper.wait()
+    spinner = [tid for tid in report["threads"] if int(tid) != report["pid"]]
+    h.check(len(spinner) == 1, "ser: the workload reported one thread beside its main one")
+    check_verdicts("a lone spinning thread among sleepers", whole_rows(cgstat, "ser", start),
+                   "serial:workload:%s" % (spinner[0] if spinner else "?"))
+    check_summary(cgstat, "ser", "serial")
+
+
 def main():
     args = h.parse_args()
     throttled(args)
@@ -176,6 +192,7 @@ def main():
     blocked(args)
     idle_and_ok(args)
     saturated(args)
+    serial(args)
     h.done()
 
 

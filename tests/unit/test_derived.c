@@ -267,6 +267,16 @@ static void test_verdict(void)
 	CHECK(verdict_of(&r, text) == CG_VERDICT_BLOCKED);
 	r.cpu_limit_cores = 0.5;
 
+	/* one thread at 90 % of the interval: serial, naming it, after saturated */
+	r.cpu_limit_cores = 0;
+	r.busiest = (struct cg_record_thread){ 899 * NSEC_PER_MSEC, 4123, "pulsar-ml-3-1" };
+	CHECK(verdict_of(&r, text) == CG_VERDICT_BLOCKED);
+	r.busiest.on_cpu_ns = 900 * NSEC_PER_MSEC;
+	CHECK(verdict_of(&r, text) == CG_VERDICT_SERIAL);
+	CHECK_STR(text, "serial:pulsar-ml-3-1:4123");
+	r.cpu_limit_cores = 0.5;
+	CHECK(verdict_of(&r, text) == CG_VERDICT_SATURATED);
+
 	/* a throttled period comes first; zero throttled periods do not count, nor unread ones */
 	r.cgroupfs[CG_FS_THROTTLED_PERIODS] = 0;
 	r.cgroupfs_valid |= 1u << CG_FS_THROTTLED_PERIODS;

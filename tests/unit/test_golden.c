@@ -115,6 +115,11 @@ static void advance(struct cg_slot_snap *snap, int interval)
 	web->counter[1] += 1000000 * (interval + 1);
 	web->enabled[1] += INTERVAL_NS;
 	web->running[1] += interval ? INTERVAL_NS / 2 : INTERVAL_NS;
+	/* per snapshot: one thread of /web at 0.92 of a core in the first interval only */
+	web->busiest_ns = interval ? 300000000 : 460000000;
+	web->busiest_tid = 4123 + interval;
+	snprintf(web->busiest_comm, sizeof(web->busiest_comm), "%s",
+		 interval ? "pulsar-io-1-2" : "pulsar-ml-3-1");
 	switch (interval) {
 	case 0:
 		run_for(db, 120000000, 900000, 80, 40000);

@@ -190,9 +190,13 @@ bool record_figure(const struct cg_record *r, uint64_t interval_ns, enum cg_figu
 }
 
 const char *const verdict_names[CG_NR_VERDICTS] = {
-	[CG_VERDICT_THROTTLED] = "throttled", [CG_VERDICT_SATURATED] = "saturated",
-	[CG_VERDICT_BLOCKED] = "blocked",     [CG_VERDICT_CONTENDED] = "contended",
-	[CG_VERDICT_IDLE] = "idle",	      [CG_VERDICT_OK] = "ok",
+	[CG_VERDICT_THROTTLED] = "throttled",
+	[CG_VERDICT_SATURATED] = "saturated",
+	[CG_VERDICT_SERIAL] = "serial",
+	[CG_VERDICT_BLOCKED] = "blocked",
+	[CG_VERDICT_CONTENDED] = "contended",
+	[CG_VERDICT_IDLE] = "idle",
+	[CG_VERDICT_OK] = "ok",
 };
 
 static bool cgroupfs_figure(const struct cg_record *r, enum cg_cgroupfs item, uint64_t *value)
@@ -230,7 +234,8 @@ enum cg_verdict record_verdict(const struct cg_record *r, uint64_t interval_ns, 
 	double on = (double)r->time_ns[CG_ONCPU], runq = (double)r->time_ns[CG_RUNQ];
 	double blocked = (double)r->time_ns[CG_BLOCKED], least = VERDICT_MIN_SHARE * interval_ns;
 	double limit = nr_cpus > 0 ? nr_cpus : 0;
-	const char *cause = NULL, *cgroup = NULL;
+	const char *cause = NULL, *detail = NULL; /* after the name: "name:cause:detail" */
+	char tid[16] = "";
 	uint64_t periods, io = 0, memory = 0;
 	enum cg_verdict v;
 
@@ -242,6 +247,12 @@ enum cg_verdict record_verdict(const struct cg_record *r, uint64_t interval_ns, 
 		v = CG_VERDICT_THROTTLED;
 	} else if (limit > 0 && on >= VERDICT_SATURATED_SHARE * limit * interval_ns) {
 		v = CG_VERDICT_SATURATED;
+	} else if (r->busiest.on_cpu_ns >= VERDICT_SERIAL_SHARE * interval_ns) {
+		/* the thread: its name, and its id, which a name shared by a pool does not say */
+		v = CG_VERDICT_SERIAL;
+		cause = r->busiest.comm;
+		snprintf(tid, sizeof(tid), "%u", r->busiest.tid);
+		detail = tid;
 	} else if (blocked >= least && blocked >= on && blocked >= runq && blocked > 0) {
 		v = CG_VERDICT_BLOCKED;
 		/* the stall the cgroup's own pressure files saw most of, when they saw one */
@@ -251,7 +262,7 @@ enum cg_verdict record_verdict(const struct cg_record *r, uint64_t interval_ns, 
 			cause = io >= memory ? "io" : "memory";
 	} else if (runq >= least && runq > 0 && runq >= VERDICT_CONTENDED_SHARE * on) {
 		v = CG_VERDICT_CONTENDED;
-		cause = main_preempter(r, &cgroup);
+		cause = main_preempter(r, &detail);
 	} else if (on < least) {
 		v = CG_VERDICT_IDLE;
 	} else {
@@ -259,7 +270,7 @@ enum cg_verdict record_verdict(const struct cg_record *r, uint64_t interval_ns, 
 	}
 	if (len)
 		snprintf(text, len, "%s%s%s%s%s", verdict_names[v], cause ? ":" : "", cause ?: "",
-			 cgroup ? ":" : "", cgroup ?: "");
+			 detail ? ":" : "", detail ?: "");
 	return v;
 }
 

@@ -118,13 +118,14 @@ bool record_figure(const struct cg_record *r, uint64_t interval_ns, enum cg_figu
 /*
  * Why a record's tasks waited, or that they did not, by the first rule that holds, in this order
  * (docs/metrics.md): the cgroup's quota throttled it; it used what it may (its quota, its cpuset
- * or the machine); its tasks were blocked (D) at least as long as they ran and waited for a CPU;
- * they waited for a CPU at least VERDICT_CONTENDED_SHARE of their on-CPU time; they hardly ran;
- * none of these.
+ * or the machine); one of its threads ran at VERDICT_SERIAL_SHARE of a core or more; its tasks
+ * were blocked (D) at least as long as they ran and waited for a CPU; they waited for a CPU at
+ * least VERDICT_CONTENDED_SHARE of their on-CPU time; they hardly ran; none of these.
  */
 enum cg_verdict {
 	CG_VERDICT_THROTTLED,
 	CG_VERDICT_SATURATED,
+	CG_VERDICT_SERIAL,
 	CG_VERDICT_BLOCKED,
 	CG_VERDICT_CONTENDED,
 	CG_VERDICT_IDLE,
@@ -137,6 +138,8 @@ extern const char *const verdict_names[CG_NR_VERDICTS];
 
 /* saturated: at least this share of the cores the cgroup may use */
 #define VERDICT_SATURATED_SHARE 0.95
+/* serial: one thread on CPU at least this share of the interval */
+#define VERDICT_SERIAL_SHARE 0.90
 /* contended: run-queue wait at least this share of the on-CPU time */
 #define VERDICT_CONTENDED_SHARE 0.10
 /*
@@ -148,7 +151,7 @@ extern const char *const verdict_names[CG_NR_VERDICTS];
 /*
  * The verdict on r, whose amounts cover interval_ns on a machine of nr_cpus CPUs online, and
  * into text (cut at len) its column: the name, with what it names after a colon where the
- * rules say (contended:other:/x.slice, blocked:io).
+ * rules say (contended:other:/x.slice, blocked:io, serial:COMM:TID).
  */
 enum cg_verdict record_verdict(const struct cg_record *r, uint64_t interval_ns, int nr_cpus,
 			       char *text, size_t len);

@@ -197,6 +197,10 @@ static void record_fill(const struct drain *d, struct cg_record *r, const struct
 		r->runq_hist.count += r->runq_hist.bucket[b];
 	}
 	record_counters(d, r, cur, prev);
+	r->busiest.on_cpu_ns = cur->busiest_ns;
+	r->busiest.tid = cur->busiest_ns ? cur->busiest_tid : 0;
+	memcpy(r->busiest.comm, cur->busiest_comm, CG_COMM_LEN);
+	r->busiest.comm[strnlen(r->busiest.comm, CG_COMM_LEN)] = '\0';
 }
 
 static bool record_active(const struct cg_record *r)
@@ -283,6 +287,8 @@ static void record_add(struct cg_record *t, const struct cg_record *r, int nr_co
 	for (i = 0; i < nr_cols; i++)
 		t->counter[i] += r->counter[i];
 	preempters_add(t, r);
+	if (r->busiest.on_cpu_ns > t->busiest.on_cpu_ns)
+		t->busiest = r->busiest;
 }
 
 /*

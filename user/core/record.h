@@ -42,6 +42,16 @@ struct cg_record_preempter {
 	uint64_t count;
 };
 
+/*
+ * The thread that ran most among a record's tasks in the interval: its on-CPU time there, its
+ * id and its name (empty once it is gone). on_cpu_ns 0: none ran.
+ */
+struct cg_record_thread {
+	uint64_t on_cpu_ns;
+	uint32_t tid;
+	char comm[CG_COMM_LEN + 1];
+};
+
 struct cg_record {
 	const char *name; /* the label: NAME= of -c/-p, else the path under the v2 mount */
 	uint64_t cgid;
@@ -68,6 +78,7 @@ struct cg_record {
 	 * 0 when it has neither. For the verdict's "saturated".
 	 */
 	double cpu_limit_cores;
+	struct cg_record_thread busiest; /* for the verdict's "serial" */
 };
 
 /* One pair of the BPF side's slot_preempters: a slot, a preempting cgroup, switches so far. */

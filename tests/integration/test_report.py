@@ -113,6 +113,17 @@ def check_report(args, out, usage_ms):
     seconds = summary["measurement"]["durationSeconds"]
     h.check(row is not None and "## Scheduling (cgstat)" in md and "**Host:**" in md,
             "report.md: the host line, the tables, and w's row")
+    # the verdicts: the empty cgroup beside is idle in each of its intervals
+    beside_rows = sum(1 for r in h.read_csv(os.path.join(out, "sched-stats.csv"))
+                      if r["container"] == "beside")
+    section = md.partition("## Verdicts (intervals with each)")[2]
+    verdicts = re.search(r"^\| beside \| (\S+) \|((?: \S+ \|)+)$", section, re.M)
+    counts = verdicts.group(2).split("|")[:-1] if verdicts else []
+    h.check(verdicts is not None
+            and verdicts.group(1) == "idle" and beside_rows > 0
+            and [c.strip() for c in counts] == ["0"] * 5 + [str(beside_rows), "0"],
+            "report.md: beside, an empty cgroup, is idle in each of its %d intervals: %s"
+            % (beside_rows, verdicts.group(0) if verdicts else None))
     if row:
         h.check_time("report.md: w's CPUs * run vs cpu.stat", float(row.group(1)) * seconds *
                      1e3, usage_ms, h.ONCPU, tail=3.0 + MD_ROUNDING_CORES * seconds * 1e3,

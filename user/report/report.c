@@ -9,6 +9,7 @@
 #include <cjson/cJSON.h>
 
 #include "csv_reader.h"
+#include "derived.h"
 #include "message.h"
 #include "report.h"
 #include "text.h"
@@ -214,6 +215,41 @@ static const struct md_column own_columns[] = {
 	{ "off-CPU blocked ms/s", "offCpuBlockedMillisPerSecond", NULL, 0 },
 };
 
+/*
+ * Why each container waited: the summary's dominant verdict and how many intervals had each
+ * (container-summary.json's "verdict" and "verdicts"); – for a summary without them.
+ */
+static void md_verdicts(FILE *f, const cJSON *containers)
+{
+	const cJSON *c, *counts, *dominant;
+	double n;
+	int v;
+
+	fputs("\n## Verdicts (intervals with each)\n\n| container | dominant |", f);
+	for (v = 0; v < CG_NR_VERDICTS; v++)
+		fprintf(f, " %s |", verdict_names[v]);
+	fputs("\n| --- | --- |", f);
+	for (v = 0; v < CG_NR_VERDICTS; v++)
+		fputs(" ---: |", f);
+	fputc('\n', f);
+	cJSON_ArrayForEach(c, containers)
+	{
+		counts = cJSON_GetObjectItemCaseSensitive(c, "verdicts");
+		dominant = cJSON_GetObjectItemCaseSensitive(c, "verdict");
+		fputs("| ", f);
+		md_field(f, c->string);
+		fputs(" | ", f);
+		md_field(f, cJSON_IsString(dominant) ? dominant->valuestring : "–");
+		fputs(" |", f);
+		for (v = 0; v < CG_NR_VERDICTS; v++) {
+			/* the summary names the verdicts some interval had: the others had none */
+			n = cJSON_IsObject(counts) ? json_number(counts, verdict_names[v]) : NAN;
+			md_number(f, cJSON_IsObject(counts) && isnan(n) ? 0 : n, 0);
+		}
+		fputc('\n', f);
+	}
+}
+
 static void format_time(char *buf, size_t len, double epoch_ms)
 {
 	time_t t = (time_t)(epoch_ms / 1000);
@@ -257,6 +293,7 @@ static void write_md(FILE *f, const struct report *r)
 	md_table(f, containers, "Containers", pulsar_columns, ARRAY_SIZE(pulsar_columns));
 	md_table(f, containers, "Counters", counter_columns, ARRAY_SIZE(counter_columns));
 	md_table(f, containers, "Scheduling (cgstat)", own_columns, ARRAY_SIZE(own_columns));
+	md_verdicts(f, containers);
 	fputs("\nRates are averages over the run; – is a figure the run did not have (a counter "
 	      "the hardware does not count, no messages given, no waits).\n",
 	      f);

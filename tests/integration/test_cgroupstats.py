@@ -7,11 +7,13 @@ kernel's figures are still while they are read):
   the cpu controller on v1 only): periods, throttled periods and throttled time against the v1
   cgroup's cpu.stat, and the one stderr line that says where they come from;
 - pressure: two spinning threads sharing one CPU (cpu "some") and O_DIRECT writes with fsync
-  (io "some" and "full") against the watched cgroup's cpu.pressure and io.pressure;
+  (io "some" and "full") against the watched cgroup's cpu.pressure and io.pressure, in the
+  file and in the JSON stream;
 - bad input: an io.pressure cgstat cannot read (mode 000, cgstat has dropped the capability to
   override it) and the cgroup removed mid-run: the fields are empty, never 0, one stderr line
   each, and the run goes on."""
 
+import json
 import os
 import signal
 import tempfile
@@ -83,7 +85,8 @@ def throttled(args):
 
 def pressure(args):
     with h.scratch_cgroup("psi") as cg:
-        cgstat = h.Cgstat(args.cgstat, ["-q", "-i", "0.5", "--no-perf", "-c", "psi=" + cg])
+        cgstat = h.Cgstat(args.cgstat, ["-f", "json", "-i", "0.5", "--no-perf", "-c",
+                                        "psi=" + cg])
         cpu0 = h.read_pressure(os.path.join(cg, "cpu.pressure"))
         io0 = h.read_pressure(os.path.join(cg, "io.pressure"))
         mem0 = h.read_pressure(os.path.join(cg, "memory.pressure"))
@@ -97,6 +100,7 @@ def pressure(args):
         mem1 = h.read_pressure(os.path.join(cg, "memory.pressure"))
         cgstat.stop()
     rows = cgstat.rows("cgroup-stats.csv")
+    lines = [json.loads(line) for line in cgstat.stdout_text().splitlines() if line.strip()]
     n = len(column(rows, "psi", "periods"))
     for name, got_name, want in (
             ("cpu some", "cpuPressureSomeMillis", cpu1["some"] - cpu0["some"]),
@@ -107,6 +111,12 @@ def pressure(args):
         got = total(rows, "psi", got_name)
         h.check(abs(got - want) <= ROUNDING_MS * n + 0.001,
                 "psi: %s %.3f ms = the cgroup's own delta %.3f ms" % (got_name, got, want))
+        # the JSON stream carries the same figures (a key absent where the field is empty)
+        streamed = sum(line["containers"]["psi"].get(got_name, 0.0) for line in lines
+                       if "psi" in line["containers"])
+        h.check(abs(streamed - want) <= ROUNDING_MS * n + 0.001,
+                "psi: the JSON stream's %s %.3f ms = the cgroup's own delta %.3f ms"
+                % (got_name, streamed, want))
     # the shapes: one of two spinners on one CPU always waits (2 s); dd waits on the disk
     h.check(cpu1["some"] - cpu0["some"] >= 1000,
             "psi: two spinners on one CPU stalled the cgroup %.0f ms"

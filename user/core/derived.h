@@ -106,6 +106,13 @@ enum cg_figure {
 	CG_NR_FIGURES,
 };
 
+/* cgroup-stats.csv's figures in its column order, for every output that has them. */
+#define CG_CGROUPFS_FIGURES                                                         \
+	CG_FIG_PERIODS, CG_FIG_THROTTLED_PERIODS, CG_FIG_THROTTLED_MILLIS,          \
+		CG_FIG_CPU_PRESSURE_SOME_MILLIS, CG_FIG_CPU_PRESSURE_FULL_MILLIS,   \
+		CG_FIG_MEMORY_PRESSURE_SOME_MILLIS, CG_FIG_IO_PRESSURE_SOME_MILLIS, \
+		CG_FIG_IO_PRESSURE_FULL_MILLIS
+
 extern const struct cg_figure_column figure_columns[CG_NR_FIGURES];
 
 /*

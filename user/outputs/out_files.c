@@ -42,16 +42,7 @@ static const enum cg_figure sched_figures[] = {
 
 static const enum cg_label_figure sched_labels[] = { CG_LABEL_TOP_PREEMPTER, CG_LABEL_VERDICT };
 
-static const enum cg_figure cgroup_figures[] = {
-	CG_FIG_PERIODS,
-	CG_FIG_THROTTLED_PERIODS,
-	CG_FIG_THROTTLED_MILLIS,
-	CG_FIG_CPU_PRESSURE_SOME_MILLIS,
-	CG_FIG_CPU_PRESSURE_FULL_MILLIS,
-	CG_FIG_MEMORY_PRESSURE_SOME_MILLIS,
-	CG_FIG_IO_PRESSURE_SOME_MILLIS,
-	CG_FIG_IO_PRESSURE_FULL_MILLIS,
-};
+static const enum cg_figure cgroup_figures[] = { CG_CGROUPFS_FIGURES };
 
 static const struct figure_file container_file = {
 	"container-stats.csv",

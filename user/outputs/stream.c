@@ -32,6 +32,7 @@ static const enum cg_figure stream_figures[] = {
 	CG_FIG_STOLEN_MILLIS,
 	CG_FIG_MINOR_FAULTS,
 	CG_FIG_MAJOR_FAULTS,
+	CG_CGROUPFS_FIGURES,
 };
 
 static double ns_to_millis(uint64_t ns)

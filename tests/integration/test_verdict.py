@@ -44,13 +44,19 @@ def whole_rows(cgstat, label, launched_ms, running_ms=None):
             and int(r["epochMillis"]) - INTERVAL_MS >= first and int(r["epochMillis"]) <= last]
 
 
-def check_verdicts(what, rows, want, least=3):
-    """Every row has verdict want (or one that starts with it and a colon, when want ends with
-    one), and there are at least least of them."""
+def check_verdicts(what, rows, want, least=3, spare=0):
+    """Every row but spare has verdict want, and there are at least least of them. spare is for
+    the verdicts that need the rest of the machine quiet (saturated: 95 % of both CPUs; serial:
+    90 % of one): a daemon that takes a few percent of a CPU in one interval rightly makes that
+    one something else. The rows' figures are shown, so a failure says what the interval was."""
     got = [r["verdict"] for r in rows]
-    ok = [v == want or (want.endswith(":") and v.startswith(want)) for v in got]
-    h.check(len(got) >= least and all(ok),
-            "%s: %s in every whole interval of the load: %s" % (what, want, got))
+    missed = sum(1 for v in got if v != want)
+    shown = ["%s (cores %.3f, runq %.1f ms, blocked %.1f ms)"
+             % (r["verdict"], float(r["onCpuMillis"]) / INTERVAL_MS,
+                float(r["runqWaitMillis"]), float(r["offCpuBlockedMillis"])) for r in rows]
+    h.check(len(got) >= least and missed <= spare,
+            "%s: %s in every whole interval of the load%s: %s"
+            % (what, want, " but %d at most" % spare if spare else "", shown))
 
 
 def check_summary(cgstat, label, want):
@@ -148,8 +154,10 @@ def idle_and_ok(args):
         obj = json.loads(line)
         for label, c in obj["containers"].items():
             stream[(str(obj["epochMillis"]), label)] = c.get("verdict")
-    h.check(stream == csv and len(csv) >= 12,
-            "the JSON stream's verdicts are the CSV's (%d rows)" % len(csv))
+    differ = sorted(k for k in set(stream) | set(csv) if stream.get(k) != csv.get(k))
+    h.check(not differ and len(csv) >= 12,
+            "the JSON stream's verdicts are the CSV's (%d rows; differ: %s)"
+            % (len(csv), [(k, stream.get(k), csv.get(k)) for k in differ[:3]]))
 
 
 def saturated(args):
@@ -164,7 +172,7 @@ def saturated(args):
             load.wait()
         cgstat.stop()
     check_verdicts("a spinner on each CPU", whole_rows(cgstat, "sat", launched, running),
-                   "saturated")
+                   "saturated", spare=1)
     check_summary(cgstat, "sat", "saturated")
 
 
@@ -181,7 +189,7 @@ def serial(args):
     spinner = [tid for tid in report["threads"] if int(tid) != report["pid"]]
     h.check(len(spinner) == 1, "ser: the workload reported one thread beside its main one")
     check_verdicts("a lone spinning thread among sleepers", whole_rows(cgstat, "ser", start),
-                   "serial:workload:%s" % (spinner[0] if spinner else "?"))
+                   "serial:workload:%s" % (spinner[0] if spinner else "?"), spare=1)
     check_summary(cgstat, "ser", "serial")
 
 

@@ -160,6 +160,7 @@ struct cpu_run {
 	__u32 thread_gen;
 	__u64 thread_on_ns;
 	__u64 thread_mark;
+	__u64 thread_stolen; /* the time stolen from it since its switch-in, at thread_mark */
 	struct slot_set slots;
 };
 
@@ -1296,6 +1297,18 @@ static __always_inline void faults_to_run(const struct cpu_run *run, struct swit
 }
 
 /* Record next as the task this CPU counts on CPU, in the slots of next_ts (NULL: none). */
+/*
+ * What the record's task ran since its thread mark (its switch-in, or the last snapshot) up to
+ * left, less what was stolen from it meanwhile (stolen: since its switch-in).
+ */
+static __always_inline __u64 thread_ran(const struct cpu_run *run, __u64 left, __u64 stolen)
+{
+	__u64 ran = left > run->thread_mark ? left - run->thread_mark : 0;
+
+	stolen = stolen > run->thread_stolen ? stolen - run->thread_stolen : 0;
+	return ran > stolen ? ran - stolen : 0;
+}
+
 static __always_inline void run_record(struct cpu_run *run, struct task_struct *next,
 				       const struct task_state *next_ts, __u64 now, __u64 untasked)
 {
@@ -1319,6 +1332,7 @@ static __always_inline void run_record(struct cpu_run *run, struct task_struct *
 	run->thread_on_ns =
 		next_ts && next_ts->thread_gen == run->thread_gen ? next_ts->thread_on_ns : 0;
 	run->thread_mark = now;
+	run->thread_stolen = 0;
 }
 
 SEC("tp_btf/sched_switch")
@@ -1377,19 +1391,6 @@ int BPF_PROG(cg_sched_switch, bool preempt, struct task_struct *prev, struct tas
 
 	if (run->task == (__u64)prev && out.left < run->since)
 		out.left = run->since;
-	/*
-	 * prev's on-CPU time in the interval: what it had at its switch-in (or the snapshot) and
-	 * what it ran here since. Of the interval this CPU last marked: where a snapshot has begun
-	 * and not yet reached this CPU, that is still the one ending, and the time counts there.
-	 */
-	if (prev_ts && !repaired) {
-		out.thread_on_ns = run->thread_on_ns +
-				   (out.left > run->thread_mark ? out.left - run->thread_mark : 0);
-		out.task = (__u64)prev;
-		out.tid = prev->pid;
-		prev_ts->thread_on_ns = out.thread_on_ns;
-		prev_ts->thread_gen = run->thread_gen;
-	}
 	if (prev_ts) {
 		out.min_flt = prev->min_flt - prev_ts->min_flt;
 		out.maj_flt = prev->maj_flt - prev_ts->maj_flt;
@@ -1404,6 +1405,19 @@ int BPF_PROG(cg_sched_switch, bool preempt, struct task_struct *prev, struct tas
 	stolen.lost = run->task == (__u64)prev ? run_stolen(run, untasked, out.left) : 0;
 	if (stolen.lost)
 		for_each_slot(&run->slots, slot_stolen, &stolen);
+	/*
+	 * prev's on-CPU time in the interval: what it had at its switch-in (or the snapshot) and
+	 * what it ran here since, less what was stolen meanwhile, as its slots count it. Of the
+	 * interval this CPU last marked: where a snapshot has begun and not yet reached this CPU,
+	 * that is still the one ending, and the time counts there.
+	 */
+	if (prev_ts && !repaired) {
+		out.thread_on_ns = run->thread_on_ns + thread_ran(run, out.left, stolen.lost);
+		out.task = (__u64)prev;
+		out.tid = prev->pid;
+		prev_ts->thread_on_ns = out.thread_on_ns;
+		prev_ts->thread_gen = run->thread_gen;
+	}
 	if (run->task == (__u64)prev && prev_ts && next_ts && out.from == CG_NR_STATES &&
 	    run_slots_are(run, prev_ts) && prev_ts->cgid == next_ts->cgid &&
 	    prev_ts->gen == next_ts->gen) {
@@ -1773,19 +1787,20 @@ static __always_inline long slot_busiest(__u32 index, void *ctx)
  * be. From now on it counts in the next interval.
  */
 static __always_inline void thread_snapshot(struct cpu_run *run, struct task_struct *current,
-					    __u64 now)
+					    __u64 now, __u64 stolen)
 {
 	struct busiest_visit b;
 
 	if (!current->pid || run->task != (__u64)current)
 		return;
-	b.thread_on_ns = run->thread_on_ns + (now > run->thread_mark ? now - run->thread_mark : 0);
+	b.thread_on_ns = run->thread_on_ns + thread_ran(run, now, stolen);
 	b.task = run->task;
 	b.tid = current->pid;
 	for_each_slot(&run->slots, slot_busiest, &b);
 	run->thread_gen = READ_ONCE(thread_gen);
 	run->thread_on_ns = 0;
 	run->thread_mark = now;
+	run->thread_stolen = stolen;
 }
 
 /* Run on each CPU in turn by the loader (BPF_PROG_TEST_RUN with BPF_F_TEST_RUN_ON_CPU). */
@@ -1822,7 +1837,7 @@ int cg_snapshot(struct bpf_raw_tracepoint_args *ctx)
 		task_clock_untasked(current, &untasked);
 		run_idle_repair(run, current, c.now, untasked);
 		c.open_stolen = run_stolen(run, untasked, c.now);
-		thread_snapshot(run, current, c.now);
+		thread_snapshot(run, current, c.now, c.open_stolen);
 	}
 
 	bpf_loop(slot_hwm, snapshot_slot, &c, 0);

@@ -13,7 +13,8 @@ must carry it, and the summary must name it as the container's dominant verdict.
   core, alone on the machine); the JSON stream carries the same verdicts as the CSV;
 - saturated: two spinning threads, one on each CPU of the machine;
 - serial: one spinning thread among sleeping processes: serial, naming that thread (its id from
-  the workload's own report); the 0.4-core thread above is not."""
+  the workload's own report), and the busiest thread's time in the JSON stream adding up to the
+  spinner's sum_exec_runtime; the 0.4-core thread above is not."""
 
 import json
 import os
@@ -179,7 +180,7 @@ def saturated(args):
 def serial(args):
     with h.scratch_cgroup("v-ser") as cg:
         sleepers = [h.spawn_in_cgroup(cg, ["sleep", "1000"]) for _ in range(3)]
-        cgstat = cgstat_for(args, [("ser", cg)])
+        cgstat = cgstat_for(args, [("ser", cg)], quiet=False)
         start = now_ms()
         report = h.run_workload(args.workload, cg, "spinner", SECONDS, 1)
         cgstat.stop()
@@ -191,6 +192,20 @@ def serial(args):
     check_verdicts("a lone spinning thread among sleepers", whole_rows(cgstat, "ser", start),
                    "serial:workload:%s" % (spinner[0] if spinner else "?"), spare=1)
     check_summary(cgstat, "ser", "serial")
+    # the busiest thread's time, from the JSON stream: the spinner's in every interval it ran
+    # in, adding up to what the kernel says it ran (sum_exec_runtime, the workload's report)
+    got_ms, rows = 0.0, 0
+    for line in cgstat.stdout_text().splitlines():
+        c = json.loads(line)["containers"].get("ser", {})
+        if c.get("busiestThread", "").endswith(":%s" % (spinner[0] if spinner else "?")):
+            got_ms += c["busiestThreadCores"] * json.loads(line)["intervalMillis"]
+            rows += 1
+    want_ms = report["threads"][spinner[0]]["exec_ns"] / 1e6 if spinner else 0
+    # busiestThreadCores has 3 decimals: half a thousandth of each row's interval; the
+    # spinner ran on a little after its report (+0.1 to +0.9 ms in 4 runs here)
+    h.check_time("ser: the busiest thread's on-CPU time vs the spinner's sum_exec_runtime",
+                 got_ms, want_ms, 0.001, tail=0.25 * rows + 2, why="the rounding and the "
+                 "thread's run after its report", below=0.25 * rows, below_why="the rounding")
 
 
 def main():

@@ -95,6 +95,8 @@ const struct cg_figure_column figure_columns[CG_NR_FIGURES] = {
 					     CGROUPFS(CG_FS_IO_SOME_NS, MILLIS) },
 	[CG_FIG_IO_PRESSURE_FULL_MILLIS] = { "ioPressureFullMillis", CG_UNIT_FINE,
 					     CGROUPFS(CG_FS_IO_FULL_NS, MILLIS) },
+	[CG_FIG_BUSIEST_THREAD_CORES] = { "busiestThreadCores", CG_UNIT_FINE,
+					  CG_AMOUNT_BUSIEST_THREAD, 0, CG_SCALE_CORES },
 };
 
 static bool per_second(double amount, uint64_t interval_ns, double *value)
@@ -148,6 +150,9 @@ static bool figure_amount(const struct cg_record *r, const struct cg_figure_colu
 		if (!(r->cgroupfs_valid & (1u << col->index)))
 			return false;
 		*amount = (double)r->cgroupfs[col->index];
+		return true;
+	case CG_AMOUNT_BUSIEST_THREAD:
+		*amount = (double)r->busiest.on_cpu_ns;
 		return true;
 	}
 	return false;
@@ -277,6 +282,7 @@ enum cg_verdict record_verdict(const struct cg_record *r, uint64_t interval_ns, 
 const char *const label_figure_names[CG_NR_LABEL_FIGURES] = {
 	[CG_LABEL_TOP_PREEMPTER] = "topPreempter",
 	[CG_LABEL_VERDICT] = "verdict",
+	[CG_LABEL_BUSIEST_THREAD] = "busiestThread",
 };
 
 const char *record_label_figure(const struct cg_interval *iv, const struct cg_record *r,
@@ -287,6 +293,11 @@ const char *record_label_figure(const struct cg_interval *iv, const struct cg_re
 		return r->nr_preempters ? r->preempters[0].label : NULL;
 	case CG_LABEL_VERDICT:
 		record_verdict(r, iv->interval_ns, iv->nr_cpus, buf, CG_LABEL_FIGURE_MAX);
+		return buf;
+	case CG_LABEL_BUSIEST_THREAD:
+		if (!r->busiest.on_cpu_ns)
+			return NULL;
+		snprintf(buf, CG_LABEL_FIGURE_MAX, "%s:%u", r->busiest.comm, r->busiest.tid);
 		return buf;
 	case CG_NR_LABEL_FIGURES:
 		break;

@@ -30,12 +30,13 @@ struct cg_column {
 
 /* What of a record a figure is made from. */
 enum cg_amount {
-	CG_AMOUNT_TIME,		 /* time_ns[index]: an enum cg_state */
-	CG_AMOUNT_COUNT,	 /* count[index]: an enum cg_count */
-	CG_AMOUNT_TASKS,	 /* tasks at the end */
-	CG_AMOUNT_RUNQ_QUANTILE, /* index: the quantile in thousandths; needs a wait */
-	CG_AMOUNT_RUNQ_MAX,	 /* the longest wait; needs a wait */
-	CG_AMOUNT_CGROUPFS,	 /* cgroupfs[index]: an enum cg_cgroupfs; needs its valid bit */
+	CG_AMOUNT_TIME,		  /* time_ns[index]: an enum cg_state */
+	CG_AMOUNT_COUNT,	  /* count[index]: an enum cg_count */
+	CG_AMOUNT_TASKS,	  /* tasks at the end */
+	CG_AMOUNT_RUNQ_QUANTILE,  /* index: the quantile in thousandths; needs a wait */
+	CG_AMOUNT_RUNQ_MAX,	  /* the longest wait; needs a wait */
+	CG_AMOUNT_CGROUPFS,	  /* cgroupfs[index]: an enum cg_cgroupfs; needs its valid bit */
+	CG_AMOUNT_BUSIEST_THREAD, /* the busiest thread's on-CPU time */
 };
 
 /* How the amount is shown. */
@@ -103,6 +104,7 @@ enum cg_figure {
 	CG_FIG_MEMORY_PRESSURE_SOME_MILLIS,
 	CG_FIG_IO_PRESSURE_SOME_MILLIS,
 	CG_FIG_IO_PRESSURE_FULL_MILLIS,
+	CG_FIG_BUSIEST_THREAD_CORES, /* the thread that ran most: its on-CPU time / interval */
 	CG_NR_FIGURES,
 };
 
@@ -165,8 +167,9 @@ enum cg_verdict record_verdict(const struct cg_record *r, uint64_t interval_ns, 
 
 /* Figures that name a cgroup or a cause instead of counting: text in CSV, a string in JSON. */
 enum cg_label_figure {
-	CG_LABEL_TOP_PREEMPTER, /* the cgroup that preempted the record's tasks most often */
-	CG_LABEL_VERDICT,	/* record_verdict()'s text */
+	CG_LABEL_TOP_PREEMPTER,	 /* the cgroup that preempted the record's tasks most often */
+	CG_LABEL_VERDICT,	 /* record_verdict()'s text */
+	CG_LABEL_BUSIEST_THREAD, /* "COMM:TID" of the thread that ran most; none when none ran */
 	CG_NR_LABEL_FIGURES,
 };
 

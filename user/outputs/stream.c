@@ -33,6 +33,7 @@ static const enum cg_figure stream_figures[] = {
 	CG_FIG_MINOR_FAULTS,
 	CG_FIG_MAJOR_FAULTS,
 	CG_CGROUPFS_FIGURES,
+	CG_FIG_BUSIEST_THREAD_CORES,
 };
 
 static double ns_to_millis(uint64_t ns)

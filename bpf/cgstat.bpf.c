@@ -138,6 +138,45 @@ struct task_state {
 };
 
 /*
+ * Run-queue time the kernel counted for a task and no tracepoint showed cgstat
+ * (waits_recover()), for the switch's slot pass to move: taken[0] and taken[1] out of what cgstat
+ * believed was a sleep (CG_SLEEP, CG_BLOCKED), added from no state (after a switch-out the kernel
+ * did not report), and how many waits; all 0 (the initializer's) where every event was seen.
+ */
+struct waits_recovered {
+	__u64 taken[2];
+	__u64 added;
+	__u64 waits;
+};
+
+/* prev's part of a switch: it leaves from for to at left, voluntarily or not. */
+struct switch_out {
+	__u32 from;  /* CG_NR_STATES: none (first sight, or on CPU: the CPU's record holds that) */
+	__u32 to;    /* CG_NR_STATES: it exited */
+	__u64 since; /* when it entered from */
+	__u64 left;  /* when it stopped running, as the scheduler charged it: charged_until() */
+	__u64 min_flt; /* its page faults since they were last charged (task_state) */
+	__u64 maj_flt;
+	__u64 migrations; /* where a repair found its switch-in unseen: since last counted */
+	struct waits_recovered recovered; /* where a repair found its switch-in unseen */
+	bool voluntary;
+	__u32 preempted_by; /* when not voluntary: CG_PREEMPTED_BY_SAME, _OTHER or _KERNEL */
+	/* its on-CPU time in the interval so far, and who it is: 0 when not counted (a repair) */
+	__u64 thread_on_ns;
+	__u64 task;
+	__u32 tid;
+};
+
+/* next's part: it leaves from (the run queue, after waiting wait) for the CPU. */
+struct switch_in {
+	__u32 from; /* CG_NR_STATES: none (first sight, or a stale on CPU) */
+	__u64 wait;
+	__u32 bucket;
+	__u64 migrations; /* since they were last counted (task_state) */
+	struct waits_recovered recovered;
+};
+
+/*
  * What this CPU's on-CPU count holds: the task it switched in last, counted on CPU in slots
  * since since. Written only on this CPU, by sched_switch and the seeding program, so per CPU
  * and slot the on-CPU count is 0 or 1 whatever the kernel reports. The next switch here
@@ -162,6 +201,13 @@ struct cpu_run {
 	__u64 thread_mark;
 	__u64 thread_stolen; /* the time stolen from it since its switch-in, at thread_mark */
 	struct slot_set slots;
+	/*
+	 * cg_sched_switch's two halves, here rather than on its stack: with the slow path below
+	 * it (task_move_cgroup() and its bpf_loop callback) that stack came to 544 bytes, past
+	 * BPF's 512, under the verifier of 6.18.44. No switch nests in another on one CPU.
+	 */
+	struct switch_out out;
+	struct switch_in in;
 };
 
 /*
@@ -694,36 +740,6 @@ static __always_inline bool task_track(struct task_struct *t, struct task_state 
 }
 
 /*
- * Run-queue time the kernel counted for a task and no tracepoint showed cgstat
- * (waits_recover()), for the switch's slot pass to move: taken[0] and taken[1] out of what cgstat
- * believed was a sleep (CG_SLEEP, CG_BLOCKED), added from no state (after a switch-out the kernel
- * did not report), and how many waits; all 0 (the initializer's) where every event was seen.
- */
-struct waits_recovered {
-	__u64 taken[2];
-	__u64 added;
-	__u64 waits;
-};
-
-/* prev's part of a switch: it leaves from for to at left, voluntarily or not. */
-struct switch_out {
-	__u32 from;  /* CG_NR_STATES: none (first sight, or on CPU: the CPU's record holds that) */
-	__u32 to;    /* CG_NR_STATES: it exited */
-	__u64 since; /* when it entered from */
-	__u64 left;  /* when it stopped running, as the scheduler charged it: charged_until() */
-	__u64 min_flt; /* its page faults since they were last charged (task_state) */
-	__u64 maj_flt;
-	__u64 migrations; /* where a repair found its switch-in unseen: since last counted */
-	struct waits_recovered recovered; /* where a repair found its switch-in unseen */
-	bool voluntary;
-	__u32 preempted_by; /* when not voluntary: CG_PREEMPTED_BY_SAME, _OTHER or _KERNEL */
-	/* its on-CPU time in the interval so far, and who it is: 0 when not counted (a repair) */
-	__u64 thread_on_ns;
-	__u64 task;
-	__u32 tid;
-};
-
-/*
  * When the scheduler last charged prev runtime (se.exec_start, on rq->clock_task), in cgstat's
  * clock: now, unless prev was dequeued (it sleeps) and the CPU then balanced before picking
  * next, with the run queue unlocked and the clock moved on. The kernel charges that time to no
@@ -739,15 +755,6 @@ static __always_inline __u64 charged_until(struct task_struct *prev, __u64 now)
 	gap = prev->se.cfs_rq->rq->clock_task - prev->se.exec_start;
 	return (__s64)gap > 0 && gap < now ? now - gap : now;
 }
-
-/* next's part: it leaves from (the run queue, after waiting wait) for the CPU. */
-struct switch_in {
-	__u32 from; /* CG_NR_STATES: none (first sight, or a stale on CPU) */
-	__u64 wait;
-	__u32 bucket;
-	__u64 migrations; /* since they were last counted (task_state) */
-	struct waits_recovered recovered;
-};
 
 static __always_inline struct task_state *switch_out_decide(struct task_struct *prev, bool preempt,
 							    __u32 prev_state, __u64 now,
@@ -1340,8 +1347,8 @@ int BPF_PROG(cg_sched_switch, bool preempt, struct task_struct *prev, struct tas
 	     unsigned int prev_state)
 {
 	struct task_state *prev_ts = NULL, *next_ts = NULL;
-	struct switch_out out = { .from = CG_NR_STATES, .to = CG_NR_STATES };
-	struct switch_in in = { .from = CG_NR_STATES };
+	struct switch_out *out;
+	struct switch_in *in;
 	struct repair repair = {};
 	struct stolen_visit stolen;
 	bool repaired;
@@ -1351,24 +1358,27 @@ int BPF_PROG(cg_sched_switch, bool preempt, struct task_struct *prev, struct tas
 
 	/* prev runs on this CPU, even the idle task: its rq is this CPU's */
 	now = task_clock_untasked(prev, &untasked);
-	out.left = now;
 	run = bpf_map_lookup_elem(&cpu_runs, &zero);
 	if (!run)
 		return 0;
+	out = &run->out;
+	in = &run->in;
+	*out = (struct switch_out){ .from = CG_NR_STATES, .to = CG_NR_STATES, .left = now };
+	*in = (struct switch_in){ .from = CG_NR_STATES };
 	clock_sync(run, now);
 	/* the idle task (pid 0, one per CPU) never counts */
 	if (prev->pid)
-		prev_ts = switch_out_decide(prev, preempt, prev_state, now, &out);
+		prev_ts = switch_out_decide(prev, preempt, prev_state, now, out);
 	if (next->pid)
-		next_ts = switch_in_decide(next, now, &in);
+		next_ts = switch_in_decide(next, now, in);
 	/* who took the CPU: the cgroups are the tasks' own, as the slots were resolved for */
-	if (prev_ts && !out.voluntary)
-		out.preempted_by = next->flags & PF_KTHREAD ? CG_PREEMPTED_BY_KERNEL
-				   : next_ts && next_ts->cgid == prev_ts->cgid
-					   ? CG_PREEMPTED_BY_SAME
-					   : CG_PREEMPTED_BY_OTHER;
+	if (prev_ts && !out->voluntary)
+		out->preempted_by = next->flags & PF_KTHREAD ? CG_PREEMPTED_BY_KERNEL
+				    : next_ts && next_ts->cgid == prev_ts->cgid
+					    ? CG_PREEMPTED_BY_SAME
+					    : CG_PREEMPTED_BY_OTHER;
 	/* and which cgroup, for topPreempter */
-	if (out.preempted_by == CG_PREEMPTED_BY_OTHER && next_ts) {
+	if (prev_ts && next_ts && out->preempted_by == CG_PREEMPTED_BY_OTHER) {
 		struct preempter_visit pv = { .cgid = next_ts->cgid };
 
 		for_each_slot(&prev_ts->slots, slot_preempted, &pv);
@@ -1383,17 +1393,17 @@ int BPF_PROG(cg_sched_switch, bool preempt, struct task_struct *prev, struct tas
 	 */
 	repaired = run->task != (__u64)prev;
 	if (repaired)
-		repair_bounds(run, prev, prev_ts, &out, now, &repair);
+		repair_bounds(run, prev, prev_ts, out, now, &repair);
 	if (nr_perf_events &&
 	    (repaired || (run->cgid != ts_cgid(next_ts) &&
 			  (run->slots.nslots || (next_ts && next_ts->slots.nslots)))))
 		counters_charge(counted_slots(run, prev_ts, repaired ? &repair : NULL, now), now);
 
-	if (run->task == (__u64)prev && out.left < run->since)
-		out.left = run->since;
+	if (run->task == (__u64)prev && out->left < run->since)
+		out->left = run->since;
 	if (prev_ts) {
-		out.min_flt = prev->min_flt - prev_ts->min_flt;
-		out.maj_flt = prev->maj_flt - prev_ts->maj_flt;
+		out->min_flt = prev->min_flt - prev_ts->min_flt;
+		out->maj_flt = prev->maj_flt - prev_ts->maj_flt;
 		prev_ts->min_flt = prev->min_flt;
 		prev_ts->maj_flt = prev->maj_flt;
 	}
@@ -1402,7 +1412,7 @@ int BPF_PROG(cg_sched_switch, bool preempt, struct task_struct *prev, struct tas
 	 * A repaired record's task left at a moment only bounded: the time taken since is not
 	 * known to be its, and none is moved.
 	 */
-	stolen.lost = run->task == (__u64)prev ? run_stolen(run, untasked, out.left) : 0;
+	stolen.lost = run->task == (__u64)prev ? run_stolen(run, untasked, out->left) : 0;
 	if (stolen.lost)
 		for_each_slot(&run->slots, slot_stolen, &stolen);
 	/*
@@ -1412,30 +1422,30 @@ int BPF_PROG(cg_sched_switch, bool preempt, struct task_struct *prev, struct tas
 	 * that is still the one ending, and the time counts there.
 	 */
 	if (prev_ts && !repaired) {
-		out.thread_on_ns = run->thread_on_ns + thread_ran(run, out.left, stolen.lost);
-		out.task = (__u64)prev;
-		out.tid = prev->pid;
-		prev_ts->thread_on_ns = out.thread_on_ns;
+		out->thread_on_ns = run->thread_on_ns + thread_ran(run, out->left, stolen.lost);
+		out->task = (__u64)prev;
+		out->tid = prev->pid;
+		prev_ts->thread_on_ns = out->thread_on_ns;
 		prev_ts->thread_gen = run->thread_gen;
 	}
-	if (run->task == (__u64)prev && prev_ts && next_ts && out.from == CG_NR_STATES &&
+	if (run->task == (__u64)prev && prev_ts && next_ts && out->from == CG_NR_STATES &&
 	    run_slots_are(run, prev_ts) && prev_ts->cgid == next_ts->cgid &&
 	    prev_ts->gen == next_ts->gen) {
-		slots_switch(&prev_ts->slots, &out, &in, now);
+		slots_switch(&prev_ts->slots, out, in, now);
 	} else {
 		if (repaired)
-			switch_repair(run, prev, prev_ts, &out, &repair, now);
-		else if (prev_ts && run_slots_are(run, prev_ts) && out.from == CG_NR_STATES)
+			switch_repair(run, prev, prev_ts, out, &repair, now);
+		else if (prev_ts && run_slots_are(run, prev_ts) && out->from == CG_NR_STATES)
 			/* the record counts prev in prev's own slots: release it in prev's pass */
-			out.from = CG_ONCPU;
+			out->from = CG_ONCPU;
 		else if (run->task) {
-			slots_move(&run->slots, CG_ONCPU, CG_NR_STATES, out.left, false);
-			faults_to_run(run, &out);
+			slots_move(&run->slots, CG_ONCPU, CG_NR_STATES, out->left, false);
+			faults_to_run(run, out);
 		}
 		if (prev_ts)
-			slots_switch(&prev_ts->slots, &out, NULL, now);
+			slots_switch(&prev_ts->slots, out, NULL, now);
 		if (next_ts)
-			slots_switch(&next_ts->slots, NULL, &in, now);
+			slots_switch(&next_ts->slots, NULL, in, now);
 	}
 	run_record(run, next, next_ts, now, untasked);
 	return 0;

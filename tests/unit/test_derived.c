@@ -267,13 +267,21 @@ static void test_verdict(void)
 	CHECK(verdict_of(&r, text) == CG_VERDICT_BLOCKED);
 	r.cpu_limit_cores = 0.5;
 
-	/* one thread at 90 % of the interval: serial, naming it, after saturated */
+	/*
+	 * one thread at 90 % of the interval, the others under half of it: serial, naming it,
+	 * after saturated
+	 */
 	r.cpu_limit_cores = 0;
+	r.time_ns[CG_ONCPU] = 1349 * NSEC_PER_MSEC;
 	r.busiest = (struct cg_record_thread){ 899 * NSEC_PER_MSEC, 4123, "pulsar-ml-3-1" };
-	CHECK(verdict_of(&r, text) == CG_VERDICT_BLOCKED);
+	CHECK(verdict_of(&r, text) == CG_VERDICT_OK);
 	r.busiest.on_cpu_ns = 900 * NSEC_PER_MSEC;
 	CHECK(verdict_of(&r, text) == CG_VERDICT_SERIAL);
 	CHECK_STR(text, "serial:pulsar-ml-3-1:4123");
+	/* the others at half of it: a parallel load, not one stage */
+	r.time_ns[CG_ONCPU] = 1350 * NSEC_PER_MSEC;
+	CHECK(verdict_of(&r, text) == CG_VERDICT_OK);
+	r.time_ns[CG_ONCPU] = 1349 * NSEC_PER_MSEC;
 	r.cpu_limit_cores = 0.5;
 	CHECK(verdict_of(&r, text) == CG_VERDICT_SATURATED);
 

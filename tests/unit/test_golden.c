@@ -116,7 +116,7 @@ static void advance(struct cg_slot_snap *snap, int interval)
 	web->enabled[1] += INTERVAL_NS;
 	web->running[1] += interval ? INTERVAL_NS / 2 : INTERVAL_NS;
 	/* per snapshot: one thread of /web at 0.92 of a core in the first interval only */
-	web->busiest_ns = interval ? 300000000 : 460000000;
+	web->busiest_ns = interval ? 300000000 : 475000000;
 	web->busiest_tid = 4123 + interval;
 	snprintf(web->busiest_comm, sizeof(web->busiest_comm), "%s",
 		 interval ? "pulsar-io-1-2" : "pulsar-ml-3-1");

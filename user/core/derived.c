@@ -233,14 +233,21 @@ static const char *main_preempter(const struct cg_record *r, const char **cgroup
 	return kernel >= same ? "kernel" : "same";
 }
 
+/* A thread as COMM:TID: its id too, which a name shared by a pool does not say. */
+static const char *thread_label(const struct cg_record_thread *t, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s:%u", t->comm, t->tid);
+	return buf;
+}
+
 enum cg_verdict record_verdict(const struct cg_record *r, uint64_t interval_ns, int nr_cpus,
 			       char *text, size_t len)
 {
 	double on = (double)r->time_ns[CG_ONCPU], runq = (double)r->time_ns[CG_RUNQ];
 	double blocked = (double)r->time_ns[CG_BLOCKED], least = VERDICT_MIN_SHARE * interval_ns;
-	double limit = nr_cpus > 0 ? nr_cpus : 0;
+	double busiest = (double)r->busiest.on_cpu_ns, limit = nr_cpus > 0 ? nr_cpus : 0;
 	const char *cause = NULL, *detail = NULL; /* after the name: "name:cause:detail" */
-	char tid[16] = "";
+	char thread[CG_LABEL_FIGURE_MAX];
 	uint64_t periods, io = 0, memory = 0;
 	enum cg_verdict v;
 
@@ -252,12 +259,10 @@ enum cg_verdict record_verdict(const struct cg_record *r, uint64_t interval_ns, 
 		v = CG_VERDICT_THROTTLED;
 	} else if (limit > 0 && on >= VERDICT_SATURATED_SHARE * limit * interval_ns) {
 		v = CG_VERDICT_SATURATED;
-	} else if (r->busiest.on_cpu_ns >= VERDICT_SERIAL_SHARE * interval_ns) {
-		/* the thread: its name, and its id, which a name shared by a pool does not say */
+	} else if (busiest >= VERDICT_SERIAL_SHARE * interval_ns &&
+		   on - busiest < VERDICT_SERIAL_REST_SHARE * busiest) {
 		v = CG_VERDICT_SERIAL;
-		cause = r->busiest.comm;
-		snprintf(tid, sizeof(tid), "%u", r->busiest.tid);
-		detail = tid;
+		cause = thread_label(&r->busiest, thread, sizeof(thread));
 	} else if (blocked >= least && blocked >= on && blocked >= runq && blocked > 0) {
 		v = CG_VERDICT_BLOCKED;
 		/* the stall the cgroup's own pressure files saw most of, when they saw one */
@@ -295,10 +300,8 @@ const char *record_label_figure(const struct cg_interval *iv, const struct cg_re
 		record_verdict(r, iv->interval_ns, iv->nr_cpus, buf, CG_LABEL_FIGURE_MAX);
 		return buf;
 	case CG_LABEL_BUSIEST_THREAD:
-		if (!r->busiest.on_cpu_ns)
-			return NULL;
-		snprintf(buf, CG_LABEL_FIGURE_MAX, "%s:%u", r->busiest.comm, r->busiest.tid);
-		return buf;
+		return r->busiest.on_cpu_ns ? thread_label(&r->busiest, buf, CG_LABEL_FIGURE_MAX)
+					    : NULL;
 	case CG_NR_LABEL_FIGURES:
 		break;
 	}

@@ -127,7 +127,8 @@ bool record_figure(const struct cg_record *r, uint64_t interval_ns, enum cg_figu
 /*
  * Why a record's tasks waited, or that they did not, by the first rule that holds, in this order
  * (docs/metrics.md): the cgroup's quota throttled it; it used what it may (its quota, its cpuset
- * or the machine); one of its threads ran at VERDICT_SERIAL_SHARE of a core or more; its tasks
+ * or the machine); one of its threads ran at VERDICT_SERIAL_SHARE of a core or more, doing most
+ * of its work (VERDICT_SERIAL_REST_SHARE); its tasks
  * were blocked (D) at least as long as they ran and waited for a CPU; they waited for a CPU at
  * least VERDICT_CONTENDED_SHARE of their on-CPU time; they hardly ran; none of these.
  */
@@ -149,6 +150,12 @@ extern const char *const verdict_names[CG_NR_VERDICTS];
 #define VERDICT_SATURATED_SHARE 0.95
 /* serial: one thread on CPU at least this share of the interval */
 #define VERDICT_SERIAL_SHARE 0.90
+/*
+ * and the cgroup's other threads together less than this share of that thread's on-CPU time:
+ * two threads at 0.9 of a core each are a parallel load held back, not one stage (in CI, two
+ * spinners that another process kept 12 % of the time from the CPUs were called serial)
+ */
+#define VERDICT_SERIAL_REST_SHARE 0.5
 /* contended: run-queue wait at least this share of the on-CPU time */
 #define VERDICT_CONTENDED_SHARE 0.10
 /*

@@ -194,6 +194,28 @@ bool record_figure(const struct cg_record *r, uint64_t interval_ns, enum cg_figu
 	return false;
 }
 
+bool record_amount(const struct cg_record *r, enum cg_figure fig, double *amount)
+{
+	if ((unsigned int)fig >= CG_NR_FIGURES)
+		return false;
+	return figure_amount(r, &figure_columns[fig], amount);
+}
+
+bool figure_in_nanoseconds(enum cg_figure fig)
+{
+	if ((unsigned int)fig >= CG_NR_FIGURES)
+		return false;
+	switch (figure_columns[fig].scale) {
+	case CG_SCALE_MILLIS:
+	case CG_SCALE_MICROS:
+	case CG_SCALE_MILLIS_PER_SECOND:
+	case CG_SCALE_CORES:
+		return true;
+	default:
+		return false;
+	}
+}
+
 const char *const verdict_names[CG_NR_VERDICTS] = {
 	[CG_VERDICT_THROTTLED] = "throttled",
 	[CG_VERDICT_SATURATED] = "saturated",

@@ -125,6 +125,16 @@ bool record_figure(const struct cg_record *r, uint64_t interval_ns, enum cg_figu
 		   double *value);
 
 /*
+ * The amount fig is made from, before any scale: nanoseconds for a figure shown as millis,
+ * micros or cores (figure_in_nanoseconds()), else a count. For sums over intervals (the
+ * metrics endpoint's counters). True and *amount set, or false as for record_figure().
+ */
+bool record_amount(const struct cg_record *r, enum cg_figure fig, double *amount);
+
+/* Whether fig's amount is a time in nanoseconds. */
+bool figure_in_nanoseconds(enum cg_figure fig);
+
+/*
  * Why a record's tasks waited, or that they did not, by the first rule that holds, in this order
  * (docs/metrics.md): the cgroup's quota throttled it; it used what it may (its quota, its cpuset
  * or the machine); one of its threads ran at VERDICT_SERIAL_SHARE of a core or more, doing most

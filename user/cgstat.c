@@ -28,8 +28,10 @@
 #include "drain.h"
 #include "events.h"
 #include "host.h"
+#include "listener.h"
 #include "live.h"
 #include "message.h"
+#include "metrics.h"
 #include "opts.h"
 #include "out_files.h"
 #include "perf_counters.h"
@@ -169,6 +171,7 @@ static bool sleep_until(uint64_t deadline_ns, struct command *cmd, bool *forward
 struct event_list {
 	struct cg_event ev[CG_MAX_EVENTS];
 	const char *columns[CG_MAX_EVENTS];
+	const char *names[CG_MAX_EVENTS]; /* perf's, for the metrics endpoint */
 	struct drain_column drain[CG_MAX_EVENTS];
 	int nr;
 	struct perf_counters *perf;
@@ -188,8 +191,10 @@ static int event_list_parse(struct event_list *el, const struct cg_opts *opts)
 		fprintf(stderr, "cgstat: --events: %s\n", err);
 		return -EINVAL;
 	}
-	for (i = 0; i < el->nr; i++)
+	for (i = 0; i < el->nr; i++) {
 		el->columns[i] = el->ev[i].column;
+		el->names[i] = el->ev[i].name;
+	}
 	return 0;
 }
 
@@ -242,6 +247,8 @@ struct run {
 	bool drops_said;
 	struct out_files *files;
 	struct summary *summary;
+	struct metrics *metrics;   /* --listen's figures, or NULL */
+	struct listener *listener; /* --listen's server, or NULL */
 	struct slots *slots;
 	enum cg_format format;
 	bool stream_open;
@@ -274,6 +281,16 @@ static int drain_preempters(struct run *r, uint32_t nr_slots)
 	}
 	collector__forget_preempters(r->collector, stale, nr_stale);
 	return 0;
+}
+
+/* A removed cgroup has had its last record: the summary and the metrics let it go. */
+static void retire_cgroup(void *ctx, const char *name, uint64_t cgid)
+{
+	struct run *r = ctx;
+
+	summary__retire(r->summary, name, cgid);
+	if (r->metrics)
+		metrics__retire(r->metrics, name, clock_ns(CLOCK_REALTIME) / NSEC_PER_MSEC);
 }
 
 /*
@@ -358,7 +375,19 @@ static int run_interval(struct run *r, uint64_t epoch_ms, uint64_t mono_ns)
 	err = summary__add(r->summary, &iv);
 	if (err)
 		return err;
-	slots__end_interval(r->slots, snap, nr_slots, r->summary);
+	if (r->metrics) {
+		err = metrics__add(r->metrics, &iv, clock_ns(CLOCK_MONOTONIC) - mono_ns);
+		if (err)
+			return err;
+	}
+	slots__end_interval(r->slots, snap, nr_slots, retire_cgroup, r);
+	if (r->listener) {
+		/* the sums as of this interval; an old snapshot stays served if this one fails */
+		struct metrics_snapshot *s = metrics__snapshot(r->metrics);
+
+		if (s)
+			listener__publish(r->listener, s);
+	}
 	return 0;
 }
 
@@ -550,6 +579,16 @@ int main(int argc, char **argv)
 			goto out;
 		}
 	}
+	if (opts.listen_addr) {
+		/* bound before the programs load: a port in use is said at once */
+		r.metrics = metrics__new(events.names, events.nr);
+		r.listener = r.metrics ? listener__start(opts.listen_addr, opts.listen_port) : NULL;
+		if (!r.listener) {
+			fprintf(stderr, "cgstat: --listen %s:%s: %s\n", opts.listen_addr,
+				opts.listen_port, strerror(errno));
+			goto out;
+		}
+	}
 	r.summary = summary__new();
 	r.host = host_sampler__new("/proc", "/sys");
 	if (!r.summary || !r.host)
@@ -612,6 +651,8 @@ out:
 	perf_counters__close(events.perf);
 	host_sampler__free(r.host);
 	cgroupfs__free(r.cgroupfs);
+	listener__stop(r.listener);
+	metrics__free(r.metrics);
 	summary__free(r.summary);
 	out_files__close(r.files);
 	slots__free(r.slots);

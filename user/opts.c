@@ -3,6 +3,7 @@
  * Command line parsing. Every value is checked here, before anything is loaded, so that a typo
  * costs one line on stderr instead of a half-started run.
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
@@ -28,6 +29,7 @@ enum {
 	OPT_NO_PERF = 256,
 	OPT_MESSAGES,
 	OPT_MAX_CGROUPS,
+	OPT_LISTEN,
 };
 
 /* The ':' after it makes getopt silent and report a missing argument as ':'. */
@@ -46,6 +48,7 @@ static const struct option long_options[] = {
 	{ "no-perf", no_argument, NULL, OPT_NO_PERF },
 	{ "messages", required_argument, NULL, OPT_MESSAGES },
 	{ "max-cgroups", required_argument, NULL, OPT_MAX_CGROUPS },
+	{ "listen", required_argument, NULL, OPT_LISTEN },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
@@ -75,6 +78,8 @@ static const char usage_text[] =
 	"      --no-perf                 count no perf events\n"
 	"      --messages N              work done during the run, for per-message costs\n"
 	"      --max-cgroups N           most cgroups watched without -c or -p (default 1024)\n"
+	"      --listen [ADDR:]PORT      serve Prometheus metrics on http://ADDR:PORT/metrics\n"
+	"                                (ADDR default 127.0.0.1; [::1]:PORT for IPv6)\n"
 	"  -q, --quiet                   write nothing to stdout\n"
 	"  -v, --verbose                 more diagnostics on stderr; repeatable\n"
 	"  -h, --help                    print this help and exit\n"
@@ -363,6 +368,14 @@ static int parse_option(struct cg_opts *opts, int c, char **argv, FILE *out, FIL
 				    " is not between 1 and 1000000");
 		opts->max_cgroups = (uint32_t)value;
 		return 0;
+	case OPT_LISTEN:
+		free(opts->listen_addr);
+		free(opts->listen_port);
+		opts->listen_addr = opts->listen_port = NULL;
+		if (opts_parse_listen(optarg, &opts->listen_addr, &opts->listen_port))
+			return fail(err, "--listen: ", optarg,
+				    " is not [ADDR:]PORT (a numeric address, a port 1-65535)");
+		return 0;
 	case 'q':
 		opts->quiet = true;
 		return 0;
@@ -467,6 +480,41 @@ int opts_watch_command(struct cg_opts *opts, const char *path)
 	return 0;
 }
 
+int opts_parse_listen(const char *arg, char **addr, char **port)
+{
+	const char *colon = strrchr(arg, ':'), *p = colon ? colon + 1 : arg;
+	unsigned char buf[sizeof(struct in6_addr)];
+	char host[INET6_ADDRSTRLEN + 2] = "127.0.0.1";
+	size_t len = colon ? (size_t)(colon - arg) : 0;
+	uint64_t value;
+
+	if (parse_decimal(p, 65535, &value) || !value)
+		return -EINVAL;
+	if (colon) {
+		if (len && arg[0] == '[' && arg[len - 1] == ']') {
+			arg++; /* [v6]:port */
+			len -= 2;
+		} else if (memchr(arg, ':', len)) {
+			return -EINVAL; /* v6 without brackets: where the port begins is unclear */
+		}
+		if (!len || len >= sizeof(host))
+			return -EINVAL;
+		memcpy(host, arg, len);
+		host[len] = '\0';
+		if (inet_pton(AF_INET, host, buf) != 1 && inet_pton(AF_INET6, host, buf) != 1)
+			return -EINVAL;
+	}
+	*addr = strdup(host);
+	*port = strndup(p, 5);
+	if (!*addr || !*port) {
+		free(*addr);
+		free(*port);
+		*addr = *port = NULL;
+		return -ENOMEM;
+	}
+	return 0;
+}
+
 void opts_free(struct cg_opts *opts)
 {
 	for (int i = 0; i < opts->nr_targets; i++) {
@@ -477,5 +525,7 @@ void opts_free(struct cg_opts *opts)
 	free(opts->output_dir);
 	free(opts->events);
 	free(opts->command_label);
+	free(opts->listen_addr);
+	free(opts->listen_port);
 	*opts = (struct cg_opts){};
 }

@@ -38,6 +38,8 @@ struct cg_opts {
 	uint32_t max_cgroups;  /* --max-cgroups: slots for the all-cgroups mode */
 	char **command;	       /* the operands: CMD and its arguments (in argv), or NULL */
 	char *command_label;   /* -n, or CMD's base name: the label of CMD's cgroup */
+	char *listen_addr;     /* --listen: numeric IPv4 or IPv6 address, or NULL: no endpoint */
+	char *listen_port;     /* --listen: decimal port, 1 to 65535 */
 };
 
 enum {
@@ -63,5 +65,12 @@ int opts_parse_seconds(const char *text, uint64_t *ns);
  * For -p, VALUE must be a positive pid. 0 or -EINVAL; on success t owns copies of the strings.
  */
 int opts_parse_target(const char *arg, bool is_pid, struct cg_target *t);
+
+/*
+ * --listen's "[ADDR:]PORT": PORT alone is 127.0.0.1:PORT; ADDR a numeric IPv4 address, or an
+ * IPv6 one in brackets ("[::1]:9477"). Only its shape is checked here (the address by
+ * inet_pton); binding says the rest. 0 or -EINVAL; on success *addr and *port are malloc'd.
+ */
+int opts_parse_listen(const char *arg, char **addr, char **port);
 
 #endif /* CGSTAT_OPTS_H */

@@ -16,6 +16,7 @@ import io
 import json
 import os
 import shutil
+import socket
 import signal
 import subprocess
 import sys
@@ -608,6 +609,15 @@ def cgroup_ids():
         with contextlib.suppress(FileNotFoundError):
             ids.add(os.stat(root).st_ino)
     return ids
+
+
+def free_port():
+    """A loopback TCP port free now (for --listen and the servers beside it)."""
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
 
 
 def realtime():

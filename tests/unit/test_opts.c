@@ -328,6 +328,39 @@ static void test_refusals(void)
 	CHECK(refused(PARSE("--max-cgroups", "0"), "--max-cgroups: '0'"));
 	CHECK(refused(PARSE("--max-cgroups", "1000001"), "--max-cgroups: '1000001'"));
 	CHECK(refused(PARSE("--max-cgroups", "12k"), "--max-cgroups: '12k'"));
+	CHECK(refused(PARSE("--listen", "0"), "--listen: '0'"));
+	CHECK(refused(PARSE("--listen", "65536"), "--listen: '65536'"));
+	CHECK(refused(PARSE("--listen", "localhost:9477"), "--listen: 'localhost:9477'"));
+	CHECK(refused(PARSE("--listen", "::1:9477"), "--listen: '::1:9477'"));
+	CHECK(refused(PARSE("--listen", "[::1]"), "--listen: '[::1]'"));
+	CHECK(refused(PARSE("--listen", ":9477"), "--listen: ':9477'"));
+	CHECK(refused(PARSE("--listen", "1.2.3.4:"), "--listen: '1.2.3.4:'"));
+	CHECK(refused(PARSE("--listen", "1.2.3.4:-1"), "--listen: '1.2.3.4:-1'"));
+}
+
+/* --listen: a port alone is loopback's; the last given wins */
+static void test_listen(void)
+{
+	static const struct {
+		const char *arg, *addr, *port;
+	} ok[] = {
+		{ "9477", "127.0.0.1", "9477" },
+		{ "0.0.0.0:1", "0.0.0.0", "1" },
+		{ "[::1]:65535", "::1", "65535" },
+		{ "[::]:9477", "::", "9477" },
+	};
+	struct result r;
+
+	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+		r = PARSE("--listen", "1", "--listen", ok[i].arg);
+		CHECK(r.ret == OPTS_RUN);
+		CHECK_STR(r.opts.listen_addr, ok[i].addr);
+		CHECK_STR(r.opts.listen_port, ok[i].port);
+		result_free(&r);
+	}
+	r = PARSE("-q");
+	CHECK(r.ret == OPTS_RUN && !r.opts.listen_addr && !r.opts.listen_port);
+	result_free(&r);
 }
 
 /* The operands are the command: everything from the first one on, options included. */
@@ -387,7 +420,7 @@ static void test_help_and_version(void)
 		"--no-perf",	    "--messages",    "--max-cgroups", "--quiet",
 		"--verbose",	    "--help",	     "--version",     "container-stats.csv",
 		"sched-stats.csv",  "perf-stat.csv", "host-io.csv",   "container-summary.json",
-		"cgroup-stats.csv",
+		"cgroup-stats.csv", "--listen",
 	};
 	struct result r;
 
@@ -425,6 +458,7 @@ int main(void)
 	for (int round = 0; round < 2; round++) {
 		test_defaults();
 		test_refusals();
+		test_listen();
 		test_command();
 		test_every_option();
 		test_interval_and_duration();

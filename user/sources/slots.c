@@ -102,7 +102,7 @@ const char *slots__label(void *ctx, uint32_t slot, uint64_t cgid)
  * that churn costs no memory that lasts.
  */
 static void free_dead_slots(struct slots *s, const struct cg_slot_snap *snap, uint32_t nr_slots,
-			    struct summary *summary)
+			    slots_retire_fn retire, void *ctx)
 {
 	const char *name;
 	uint32_t slot, freed = 0;
@@ -118,7 +118,7 @@ static void free_dead_slots(struct slots *s, const struct cg_slot_snap *snap, ui
 		/* a cgroup that never had a row has no label, and nothing in the summary */
 		name = cgroup_names__stored(s->names, snap[slot].cgid);
 		if (name)
-			summary__retire(summary, name, snap[slot].cgid);
+			retire(ctx, name, snap[slot].cgid);
 		cgroup_names__forget(s->names, snap[slot].cgid);
 	}
 	/*
@@ -196,10 +196,10 @@ int slots__dir(void *ctx, uint64_t cgid, char *path, size_t len)
 }
 
 void slots__end_interval(struct slots *s, const struct cg_slot_snap *snap, uint32_t nr_slots,
-			 struct summary *summary)
+			 slots_retire_fn retire, void *ctx)
 {
 	if (s->names)
-		free_dead_slots(s, snap, nr_slots, summary);
+		free_dead_slots(s, snap, nr_slots, retire, ctx);
 	else
 		follow_watched(s);
 }

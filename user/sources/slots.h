@@ -14,7 +14,6 @@
 
 #include "cgroup.h"
 #include "collector.h"
-#include "summary.h"
 #include "watch.h"
 
 struct slots;
@@ -47,9 +46,12 @@ const char *slots__cgroup_label(void *slots, uint64_t cgid);
  */
 int slots__dir(void *slots, uint64_t cgid, char *path, size_t len);
 
-/* After the interval of snap is written and added to summary. */
+/* A removed cgroup, labelled name, has had its last record: whoever keeps it lets it go. */
+typedef void (*slots_retire_fn)(void *ctx, const char *name, uint64_t cgid);
+
+/* After the interval of snap is written everywhere; retire is told of the cgroups gone. */
 void slots__end_interval(struct slots *s, const struct cg_slot_snap *snap, uint32_t nr_slots,
-			 struct summary *summary);
+			 slots_retire_fn retire, void *ctx);
 
 void slots__free(struct slots *s);
 

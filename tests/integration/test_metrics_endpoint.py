@@ -1,0 +1,276 @@
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+"""--listen's /metrics (docs/metrics-endpoint.md), read as a scraper reads it:
+
+- the counters of a watched cgroup against the kernel's own accounting once its workload has
+  ended: cgstat_cpu_seconds_total against the cgroup's cpu.stat, the switches, run-queue waits
+  and migrations against the workload's /proc figures (harness.final_counts), as test_accuracy
+  checks the CSV;
+- the text is valid by Prometheus's own checker (promtool check metrics), OpenMetrics is served
+  when Accept asks for it, and Grafana's dashboard (contrib/grafana/cgstat.json) queries only
+  metrics the endpoint exports;
+- hostile clients (slowloris connections, a 4 MiB request, 200 connections at once) neither
+  stall the drain (every interval still written) nor grow cgstat's memory beyond the bounds in
+  listener.c, and a scraper from another address is still served meanwhile;
+- a port in use is one line on stderr and exit 1, before anything is loaded."""
+
+import json
+import os
+import re
+import socket
+import subprocess
+import time
+import urllib.request
+
+import harness as h
+
+INTERVAL_S = 0.5
+REPO = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+
+
+def scrape(port, openmetrics=False, source="127.0.0.1", timeout=5):
+    """(status, content type, text) of GET /metrics, from source (a loopback address)."""
+    conn = socket.create_connection(("127.0.0.1", port), timeout, (source, 0))
+    accept = ("application/openmetrics-text; version=1.0.0,text/plain;q=0.5" if openmetrics
+              else "text/plain")
+    conn.sendall(("GET /metrics HTTP/1.1\r\nHost: x\r\nAccept: %s\r\nConnection: close\r\n\r\n"
+                  % accept).encode())
+    data = b""
+    while True:
+        chunk = conn.recv(65536)
+        if not chunk:
+            break
+        data += chunk
+    conn.close()
+    head, _, body = data.partition(b"\r\n\r\n")
+    lines = head.decode().split("\r\n")
+    status = int(lines[0].split()[1])
+    ctype = next((l.split(":", 1)[1].strip() for l in lines[1:]
+                  if l.lower().startswith("content-type:")), "")
+    return status, ctype, body.decode()
+
+
+def samples(text):
+    """{(name, frozenset of label pairs): value} of the text format."""
+    out = {}
+    for line in text.splitlines():
+        if not line or line.startswith("#"):
+            continue
+        m = re.match(r'([a-zA-Z_:][a-zA-Z0-9_:]*)(\{(.*)\})? (\S+)$', line)
+        if not m:
+            raise ValueError("not a sample line: %r" % line)
+        labels = frozenset(re.findall(r'([a-zA-Z_]+)="((?:[^"\\]|\\.)*)"', m.group(3) or ""))
+        out[(m.group(1), labels)] = float(m.group(4))
+    return out
+
+
+def value(got, name, **labels):
+    return got.get((name, frozenset(labels.items())))
+
+
+def rss_kib(pid):
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    return 0
+
+
+def port_in_use(args):
+    busy = socket.socket()
+    busy.bind(("127.0.0.1", 0))
+    busy.listen(1)
+    port = busy.getsockname()[1]
+    start = time.monotonic()
+    out = subprocess.run([args.cgstat, "-q", "--listen", str(port)], stderr=subprocess.PIPE,
+                         stdout=subprocess.DEVNULL, timeout=30)
+    took = time.monotonic() - start
+    busy.close()
+    err = out.stderr.decode(errors="replace").strip().splitlines()
+    h.check(out.returncode == 1 and len(err) == 1 and "in use" in err[0],
+            "--listen on a port in use: exit %d, %d line(s) (%s), in %.2f s"
+            % (out.returncode, len(err), err, took))
+
+
+def accuracy_and_formats(args):
+    port = h.free_port()
+    with h.scratch_cgroup("metrics") as cg:
+        cgstat = h.Cgstat(args.cgstat, ["-f", "json", "-i", str(INTERVAL_S), "-c",
+                                        "load=" + cg, "--listen", "127.0.0.1:%d" % port])
+        report = h.run_workload(args.workload, cg, "steady", 3, 2)
+        h.settle()
+        usage_ms = h.cgroup_usage_ms(cg)
+        # the sums once every interval of the load is in: two more written
+        cgstat.wait_intervals(time.time() * 1000, 2)
+        status, ctype, text = scrape(port)
+        om_status, om_type, om_text = scrape(port, openmetrics=True)
+        other = urllib.request.urlopen("http://127.0.0.1:%d/" % port, timeout=5).status
+        code = cgstat.stop()
+    h.check(code == 0 and status == 200 and ctype.startswith("text/plain; version=0.0.4"),
+            "GET /metrics: %d, %s (cgstat's exit %d)" % (status, ctype, code))
+    got = samples(text)
+    cpu_s = value(got, "cgstat_cpu_seconds_total", container="load") or 0
+    h.check_cpu_stat("cgstat_cpu_seconds_total", cpu_s * 1000, usage_ms, [report])
+    counts = {
+        "voluntarySwitches": value(got, "cgstat_context_switches_total", container="load",
+                                   kind="voluntary"),
+        "involuntarySwitches": value(got, "cgstat_context_switches_total", container="load",
+                                     kind="involuntary"),
+        "runqWaits": value(got, "cgstat_runqueue_waits_total", container="load"),
+        "migrations": value(got, "cgstat_migrations_total", container="load"),
+    }
+    h.check(all(v is not None for v in counts.values()), "the counters are there: %s" % counts)
+    h.check_final_counts("/metrics", {k: int(v or 0) for k, v in counts.items()}, report,
+                         ("voluntary", "involuntary", "waits", "migrations"))
+
+    # the histogram: cumulative, ending at its count, which the waits counter bounds
+    buckets = sorted(((float(dict(l)["le"]), v) for (n, l), v in got.items()
+                      if n == "cgstat_runqueue_wait_duration_seconds_bucket"
+                      and dict(l).get("container") == "load"))
+    hist_count = value(got, "cgstat_runqueue_wait_duration_seconds_count", container="load")
+    h.check(len(buckets) == 8 and all(a[1] <= b[1] for a, b in zip(buckets, buckets[1:]))
+            and buckets[-1] == (float("inf"), hist_count) and 0 < hist_count
+            <= counts["runqWaits"],
+            "the run-queue histogram is cumulative, +Inf is its count (%s), at most the waits "
+            "(%s)" % (hist_count, counts["runqWaits"]))
+
+    # Prometheus's own checker, on the text as served
+    lint = subprocess.run(["promtool", "check", "metrics"], input=text.encode(),
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    h.check(lint.returncode == 0, "promtool check metrics: exit %d %s"
+            % (lint.returncode, lint.stdout.decode(errors="replace").strip()[:300]))
+    h.check(om_status == 200 and om_type.startswith("application/openmetrics-text")
+            and om_text.endswith("# EOF\n") and "# TYPE cgstat_cpu_seconds counter" in om_text
+            and "# UNIT cgstat_cpu_seconds seconds" in om_text,
+            "OpenMetrics when Accept asks for it: %d, %s, ends with # EOF" % (om_status, om_type))
+    h.check(other == 200, "GET /: %d" % other)
+
+    # the JSON stream went on beside the endpoint: its sum is the counter's
+    stream_ms = sum(line["containers"].get("load", {}).get("onCpuMillis", 0)
+                    for line in h.read_json_lines(cgstat.stdout_path))
+    h.check(abs(stream_ms - cpu_s * 1000) <= 0.001 * max(stream_ms, 1),
+            "the stdout stream ran beside it: its on-CPU sum %.3f ms, the counter's %.3f ms"
+            % (stream_ms, cpu_s * 1000))
+
+    # every metric Grafana's dashboard queries is one /metrics exports (a family declared has
+    # no sample where this host has nothing for it: no quota read, no disk)
+    names = {n for (n, _l) in got}
+    for m in re.finditer(r"^# TYPE (\S+) (\S+)$", text, re.M):
+        names.add(m.group(1))
+        if m.group(2) == "histogram":
+            names.update(m.group(1) + s for s in ("_bucket", "_count", "_sum"))
+    with open(os.path.join(REPO, "contrib", "grafana", "cgstat.json")) as f:
+        dashboard = json.load(f)
+    exprs = []
+
+    def walk(node):
+        if isinstance(node, dict):
+            for k, v in node.items():
+                if k in ("expr", "query") and isinstance(v, str):
+                    exprs.append(v)
+                walk(v)
+        elif isinstance(node, list):
+            for v in node:
+                walk(v)
+    walk(dashboard)
+    used = set()
+    for e in exprs:
+        used.update(re.findall(r"\bcgstat_[a-z0-9_]+", e))
+    missing = sorted(used - names)
+    h.check(len(exprs) >= 8 and used and not missing,
+            "the dashboard's %d queries use %d metrics, all exported (missing: %s)"
+            % (len(exprs), len(used), missing))
+
+
+def hostile_clients(args):
+    port = h.free_port()
+    with h.scratch_cgroup("metrics-hostile") as cg:
+        sleeper = h.spawn_in_cgroup(cg, ["sleep", "1000"])
+        cgstat = h.Cgstat(args.cgstat, ["-q", "-i", str(INTERVAL_S), "-c", "idle=" + cg,
+                                        "--listen", str(port)])
+        cgstat.wait_intervals(time.time() * 1000, 1)
+        scrape(port)
+        rss_before = rss_kib(cgstat.proc.pid)
+        start_ms = time.time() * 1000
+        # slowloris: 40 connections that send a header byte now and then
+        slow = []
+        for _ in range(40):
+            try:
+                s = socket.create_connection(("127.0.0.1", port), 2, ("127.0.0.1", 0))
+                s.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\nX-Slow: ")
+                slow.append(s)
+            except OSError:
+                pass
+        # a request of 4 MiB of headers
+        huge = socket.create_connection(("127.0.0.1", port), 5, ("127.0.0.3", 0))
+        huge_sent = 0
+        try:
+            huge.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\nX-Huge: ")
+            for _ in range(64):
+                huge.sendall(b"a" * 65536)
+                huge_sent += 65536
+        except OSError:
+            pass
+        huge_reply = b""
+        try:
+            huge_reply = huge.recv(4096)
+        except OSError:
+            pass
+        huge.close()
+        # a flood: 200 connections at once
+        flood = []
+        for _ in range(200):
+            try:
+                flood.append(socket.create_connection(("127.0.0.1", port), 0.5,
+                                                      ("127.0.0.4", 0)))
+            except OSError:
+                pass
+        # a scraper from elsewhere is still served
+        served = []
+        for second in range(6):
+            for s in slow:
+                try:
+                    s.send(b"a")
+                except OSError:
+                    pass
+            try:
+                served.append(scrape(port, source="127.0.0.2")[0])
+            except OSError as e:
+                served.append(str(e))
+            time.sleep(1)
+        rss_during = rss_kib(cgstat.proc.pid)
+        for s in slow + flood:
+            s.close()
+        end_ms = time.time() * 1000
+        after = scrape(port)[0]
+        code = cgstat.stop()
+        sleeper.kill()
+        sleeper.wait()
+    rows = [r for r in cgstat.rows("sched-stats.csv") if r["container"] == "idle"
+            and start_ms + INTERVAL_S * 1000 <= int(r["epochMillis"]) <= end_ms]
+    want = int((end_ms - start_ms) / 1000 / INTERVAL_S) - 1
+    h.check(len(rows) >= want - 1, "the drain went on under the attack: %d intervals of %.1f s "
+            "written in %.1f s (at least %d)" % (len(rows), INTERVAL_S,
+                                                  (end_ms - start_ms) / 1000, want - 1))
+    h.check(served.count(200) >= 5 and after == 200,
+            "a scraper from another address was served meanwhile (%s), and after (%d)"
+            % (served, after))
+    h.check(not huge_reply.startswith(b"HTTP/1.1 200"),
+            "a 4 MiB request was refused (%d bytes sent before the server stopped reading; "
+            "reply %r)" % (huge_sent, huge_reply[:40]))
+    # 32 connections of 32 KiB at most, and their bookkeeping: 8 MiB is room to spare
+    h.check(rss_during - rss_before < 8 * 1024,
+            "cgstat's memory under 40 slow, 200 flooding and one huge client: %d KiB, then "
+            "%d KiB (+%d KiB, limit 8 MiB)" % (rss_before, rss_during, rss_during - rss_before))
+    h.check(code == 0, "cgstat exit code %d" % code)
+
+
+def main():
+    args = h.parse_args()
+    port_in_use(args)
+    accuracy_and_formats(args)
+    hostile_clients(args)
+    h.done()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,216 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#define _GNU_SOURCE
+#include "listener.h"
+
+#include <errno.h>
+#include <netdb.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <microhttpd.h>
+
+/*
+ * The bounds on clients. A scraper opens one connection at a time; these leave room for a few
+ * scrapers and a person with curl, and cap what slowloris (connections that send a byte now
+ * and then) or a huge request can hold: LISTENER_CONNECTIONS × LISTENER_CONNECTION_MEMORY of
+ * buffers, each connection dropped after LISTENER_IDLE_SECONDS without progress. A request
+ * whose headers do not fit in the connection's memory is refused by libmicrohttpd.
+ */
+#define LISTENER_CONNECTIONS	    32
+#define LISTENER_CONNECTIONS_PER_IP 16
+#define LISTENER_CONNECTION_MEMORY  (32 * 1024)
+#define LISTENER_IDLE_SECONDS	    10
+
+#define CONTENT_TYPE_TEXT	 "text/plain; version=0.0.4; charset=utf-8"
+#define CONTENT_TYPE_OPENMETRICS "application/openmetrics-text; version=1.0.0; charset=utf-8"
+
+struct listener {
+	struct MHD_Daemon *daemon;
+	int fd;
+	pthread_mutex_t lock; /* guards current: held for a pointer copy and a reference */
+	struct metrics_snapshot *current;
+};
+
+static struct metrics_snapshot *current_get(struct listener *l)
+{
+	struct metrics_snapshot *s;
+
+	pthread_mutex_lock(&l->lock);
+	s = metrics_snapshot__get(l->current);
+	pthread_mutex_unlock(&l->lock);
+	return s;
+}
+
+static enum MHD_Result reply(struct MHD_Connection *conn, unsigned int status, char *body,
+			     size_t len, const char *type, enum MHD_ResponseMemoryMode mode)
+{
+	struct MHD_Response *resp;
+	enum MHD_Result ret;
+
+	resp = MHD_create_response_from_buffer(len, body, mode);
+	if (!resp) {
+		if (mode == MHD_RESPMEM_MUST_FREE)
+			free(body);
+		return MHD_NO;
+	}
+	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+	ret = MHD_queue_response(conn, status, resp);
+	MHD_destroy_response(resp);
+	return ret;
+}
+
+static enum MHD_Result reply_static(struct MHD_Connection *conn, unsigned int status,
+				    const char *text)
+{
+	return reply(conn, status, (char *)text, strlen(text), "text/plain; charset=utf-8",
+		     MHD_RESPMEM_PERSISTENT);
+}
+
+/* OpenMetrics when the scraper lists it in Accept (Prometheus does, first), else the text format */
+static bool wants_openmetrics(struct MHD_Connection *conn)
+{
+	const char *accept =
+		MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT);
+
+	return accept && strstr(accept, "application/openmetrics-text");
+}
+
+static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char *url,
+			      const char *method, const char *version, const char *upload_data,
+			      size_t *upload_data_size, void **req_cls)
+{
+	struct listener *l = cls;
+	struct metrics_snapshot *s;
+	bool om;
+	size_t len;
+	char *text;
+
+	(void)version;
+	(void)upload_data;
+	(void)req_cls;
+	if (strcmp(method, MHD_HTTP_METHOD_GET) && strcmp(method, MHD_HTTP_METHOD_HEAD))
+		return reply_static(conn, MHD_HTTP_METHOD_NOT_ALLOWED, "GET /metrics\n");
+	/* a GET with a body: refused, not read */
+	if (*upload_data_size)
+		return MHD_NO;
+	if (!strcmp(url, "/"))
+		return reply_static(conn, MHD_HTTP_OK, "cgstat: the metrics are at /metrics\n");
+	if (strcmp(url, "/metrics"))
+		return reply_static(conn, MHD_HTTP_NOT_FOUND, "not found; GET /metrics\n");
+	om = wants_openmetrics(conn);
+	s = current_get(l);
+	text = metrics_snapshot__render(s, om, &len);
+	metrics_snapshot__put(s);
+	if (!text)
+		return reply_static(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
+	return reply(conn, MHD_HTTP_OK, text, len,
+		     om ? CONTENT_TYPE_OPENMETRICS : CONTENT_TYPE_TEXT, MHD_RESPMEM_MUST_FREE);
+}
+
+/* libmicrohttpd's own messages would interleave with the outputs on stderr */
+static void quiet_logger(void *cls, const char *fmt, va_list ap)
+{
+	(void)cls;
+	(void)fmt;
+	(void)ap;
+}
+
+static int bind_socket(const char *addr, const char *port)
+{
+	struct addrinfo hints = {
+		.ai_family = AF_UNSPEC,
+		.ai_socktype = SOCK_STREAM,
+		.ai_flags = AI_NUMERICHOST | AI_NUMERICSERV | AI_PASSIVE,
+	};
+	struct addrinfo *ai;
+	int fd, one = 1, err;
+
+	err = getaddrinfo(addr, port, &hints, &ai);
+	if (err)
+		return err == EAI_SYSTEM ? -errno : -EINVAL;
+	fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0) {
+		err = -errno;
+		goto out;
+	}
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind(fd, ai->ai_addr, ai->ai_addrlen) || listen(fd, 64)) {
+		err = -errno;
+		close(fd);
+		goto out;
+	}
+	err = fd;
+out:
+	freeaddrinfo(ai);
+	return err;
+}
+
+struct listener *listener__start(const char *addr, const char *port)
+{
+	struct listener *l = calloc(1, sizeof(*l));
+	sigset_t all, old;
+	int err;
+
+	if (!l)
+		return NULL;
+	pthread_mutex_init(&l->lock, NULL);
+	l->fd = bind_socket(addr, port);
+	if (l->fd < 0) {
+		err = l->fd;
+		goto fail;
+	}
+	/*
+	 * The server's thread takes no signal: SIGINT and SIGCHLD must reach the main thread,
+	 * whose sleep they cut short.
+	 */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	l->daemon = MHD_start_daemon(
+		MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG, 0, NULL, NULL,
+		handle, l, MHD_OPTION_LISTEN_SOCKET, l->fd, MHD_OPTION_CONNECTION_LIMIT,
+		(unsigned int)LISTENER_CONNECTIONS, MHD_OPTION_PER_IP_CONNECTION_LIMIT,
+		(unsigned int)LISTENER_CONNECTIONS_PER_IP, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+		(size_t)LISTENER_CONNECTION_MEMORY, MHD_OPTION_CONNECTION_TIMEOUT,
+		(unsigned int)LISTENER_IDLE_SECONDS, MHD_OPTION_EXTERNAL_LOGGER, quiet_logger, NULL,
+		MHD_OPTION_END);
+	err = errno;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (!l->daemon) {
+		err = err ? -err : -EIO;
+		close(l->fd);
+		goto fail;
+	}
+	return l;
+fail:
+	pthread_mutex_destroy(&l->lock);
+	free(l);
+	errno = -err;
+	return NULL;
+}
+
+void listener__publish(struct listener *l, struct metrics_snapshot *s)
+{
+	struct metrics_snapshot *old;
+
+	pthread_mutex_lock(&l->lock);
+	old = l->current;
+	l->current = s;
+	pthread_mutex_unlock(&l->lock);
+	metrics_snapshot__put(old);
+}
+
+void listener__stop(struct listener *l)
+{
+	if (!l)
+		return;
+	MHD_stop_daemon(l->daemon);
+	/* given with MHD_OPTION_LISTEN_SOCKET, the socket is the daemon's to close */
+	metrics_snapshot__put(l->current);
+	pthread_mutex_destroy(&l->lock);
+	free(l);
+}

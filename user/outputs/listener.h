@@ -1,0 +1,28 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * --listen: /metrics over HTTP (libmicrohttpd), in its own thread. The drain publishes a
+ * snapshot each interval and never waits on a client: a scrape takes a reference to the
+ * snapshot under a lock held for a pointer copy, and renders it in the server's thread. Slow or
+ * hostile clients are bounded by libmicrohttpd's limits (connections, per-connection memory,
+ * idle timeout), set in listener.c.
+ */
+#ifndef CGSTAT_LISTENER_H
+#define CGSTAT_LISTENER_H
+
+#include "metrics.h"
+
+struct listener;
+
+/*
+ * Listen on addr (numeric IPv4 or IPv6) port and serve until stopped. The socket is bound here,
+ * so that a port in use is this call's error. NULL and errno.
+ */
+struct listener *listener__start(const char *addr, const char *port);
+
+/* Serve s from now on; takes the caller's reference to s. */
+void listener__publish(struct listener *l, struct metrics_snapshot *s);
+
+/* Stop serving, close every connection and free l. */
+void listener__stop(struct listener *l);
+
+#endif /* CGSTAT_LISTENER_H */

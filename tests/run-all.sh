@@ -1,6 +1,7 @@
 #!/bin/sh
 # Build cgstat and run every test, as CI does: the unit tests (no root needed) and the
-# integration tests (root: they load BPF and make scratch cgroups), once on the normal build
+# integration tests (root: they load BPF and make scratch cgroups), the package (built,
+# installed and run as a system tool), once on the normal build
 # and once with the user code under AddressSanitizer and UndefinedBehaviorSanitizer, then
 # libFuzzer on every parser. Run from the repository's root. Every stage runs even when one
 # before it failed, so that a sanitizer or fuzz failure is not hidden behind another; the
@@ -26,6 +27,8 @@ stage() {
 
 stage build build build
 stage tests ctest --test-dir build --output-on-failure --no-tests=error
+# the .deb built, installed with apt-get, run with its unit's capabilities, removed
+stage package tests/package.sh
 
 # halt_on_error: a sanitizer report fails the test that triggered it
 export ASAN_OPTIONS=halt_on_error=1:detect_leaks=1:abort_on_error=0

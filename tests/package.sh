@@ -1,0 +1,75 @@
+#!/bin/bash
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#
+# cgstat installed like a system tool (docs/metrics-endpoint.md, "Dashboard and service"):
+# build the .deb with cpack, install it with apt-get as a user would, and check what it put in
+# place: the binary (-V), the man page (man -w), the systemd unit (systemd-analyze verify),
+# the dashboard; then run the installed binary with exactly the unit's capabilities and scrape
+# its /metrics, and without each of them, which must fail. The package is removed at the end.
+# Needs root; run from the repository's root (run-all.sh's "package" stage).
+set -euo pipefail
+
+dir=build-package
+unit=/usr/lib/systemd/system/cgstat.service
+fail=0
+
+check() {
+	if "$@"; then
+		echo "ok    $*"
+	else
+		echo "FAIL  $*"
+		fail=1
+	fi
+}
+
+cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake --build "$dir" -j"$(nproc)" --target cgstat
+(cd "$dir" && rm -f cgstat_*.deb && cpack -G DEB >/dev/null)
+deb=$(ls "$PWD/$dir"/cgstat_*.deb)
+echo "built $deb"
+dpkg-deb -f "$deb" Package Version Depends
+
+DEBIAN_FRONTEND=noninteractive apt-get install -y "$deb" >/dev/null
+trap 'DEBIAN_FRONTEND=noninteractive apt-get remove -y cgstat >/dev/null' EXIT
+
+version=$(sed -n 's/^project(cgstat VERSION \([0-9.]*\).*/\1/p' CMakeLists.txt)
+check test "$(/usr/bin/cgstat -V)" = "cgstat $version"
+check test "$(man -w cgstat)" = /usr/share/man/man1/cgstat.1.gz -o \
+	"$(man -w cgstat)" = /usr/share/man/man1/cgstat.1
+check test -s /usr/share/cgstat/grafana/cgstat.json
+# every Depends entry names a library the binary links (dpkg-shlibdeps), libmicrohttpd among them
+check sh -c "dpkg-deb -f '$deb' Depends | grep -q libmicrohttpd"
+check sh -c "dpkg-deb -f '$deb' Depends | grep -q libbpf"
+if command -v systemd-analyze >/dev/null; then
+	check systemd-analyze verify "$unit"
+else
+	echo "SKIP  systemd-analyze verify: no systemd-analyze here"
+fi
+
+# the unit's capabilities, as setpriv names them: cap_bpf -> +bpf
+caps=$(sed -n 's/^CapabilityBoundingSet=//p' "$unit" | tr 'A-Z' 'a-z' | sed 's/cap_//g')
+exec_start=$(sed -n 's/^ExecStart=//p' "$unit")
+port=$((20000 + RANDOM % 20000))
+run_with() { # run_with CAPS: the unit's command line on another port for 3 s, with those caps
+	local set="-all"
+	for c in $1; do set="$set,+$c"; done
+	setpriv --bounding-set "$set" --inh-caps=-all --no-new-privs -- \
+		${exec_start/127.0.0.1:9477/127.0.0.1:$port} -d 3 --no-perf 2>/tmp/cgstat-package.err &
+}
+run_with "$caps"
+pid=$!
+up=""
+for _ in $(seq 1 40); do
+	sleep 0.25
+	up=$(curl -sf "http://127.0.0.1:$port/metrics" | grep '^cgstat_up ' || true)
+	[ "$up" = "cgstat_up 1" ] && break
+done
+wait "$pid" && rc=0 || rc=$?
+check test "$up" = "cgstat_up 1" -a "$rc" = 0
+for drop in $caps; do
+	port=$((port + 1))
+	run_with "$(echo " $caps " | sed "s/ $drop / /")"
+	wait $! && rc=0 || rc=$?
+	check test "$rc" != 0 # without $drop
+done
+exit $fail

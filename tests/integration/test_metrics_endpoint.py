@@ -49,17 +49,20 @@ def scrape(port, openmetrics=False, source="127.0.0.1", timeout=5):
     return status, ctype, body.decode()
 
 
-def samples(text):
-    """{(name, frozenset of label pairs): value} of the text format."""
+def samples(text, stamps=None):
+    """{(name, frozenset of label pairs): value} of the text format; each sample's timestamp
+    (ms, None where it has none) into stamps under the same key when given."""
     out = {}
     for line in text.splitlines():
         if not line or line.startswith("#"):
             continue
-        m = re.match(r'([a-zA-Z_:][a-zA-Z0-9_:]*)(\{(.*)\})? (\S+)$', line)
+        m = re.match(r'([a-zA-Z_:][a-zA-Z0-9_:]*)(\{(.*)\})? (\S+)( -?[0-9]+)?$', line)
         if not m:
             raise ValueError("not a sample line: %r" % line)
         labels = frozenset(re.findall(r'([a-zA-Z_]+)="((?:[^"\\]|\\.)*)"', m.group(3) or ""))
         out[(m.group(1), labels)] = float(m.group(4))
+        if stamps is not None:
+            stamps[(m.group(1), labels)] = int(m.group(5)) if m.group(5) else None
     return out
 
 
@@ -107,7 +110,8 @@ def accuracy_and_formats(args):
         code = cgstat.stop()
     h.check(code == 0 and status == 200 and ctype.startswith("text/plain; version=0.0.4"),
             "GET /metrics: %d, %s (cgstat's exit %d)" % (status, ctype, code))
-    got = samples(text)
+    stamps = {}
+    got = samples(text, stamps)
     cpu_s = value(got, "cgstat_cpu_seconds_total", container="load") or 0
     h.check_cpu_stat("cgstat_cpu_seconds_total", cpu_s * 1000, usage_ms, [report])
     counts = {
@@ -145,11 +149,21 @@ def accuracy_and_formats(args):
     h.check(other == 200, "GET /: %d" % other)
 
     # the JSON stream went on beside the endpoint: its sum is the counter's
-    stream_ms = sum(line["containers"].get("load", {}).get("onCpuMillis", 0)
-                    for line in h.read_json_lines(cgstat.stdout_path))
+    lines = h.read_json_lines(cgstat.stdout_path)
+    stream_ms = sum(line["containers"].get("load", {}).get("onCpuMillis", 0) for line in lines)
     h.check(abs(stream_ms - cpu_s * 1000) <= 0.001 * max(stream_ms, 1),
             "the stdout stream ran beside it: its on-CPU sum %.3f ms, the counter's %.3f ms"
             % (stream_ms, cpu_s * 1000))
+    # each sample is stamped with the end of the interval its value is of: an interval the
+    # stream wrote, the one after which the sums stood at the counter's value; cgstat_up, of
+    # the scrape's own time, is not stamped
+    cpu_key = ("cgstat_cpu_seconds_total", frozenset({("container", "load")}))
+    ends = [line["epochMillis"] for line in lines]
+    up_key = ("cgstat_up", frozenset())
+    h.check(stamps.get(cpu_key) in ends and stamps.get(up_key, 0) is None
+            and all(t == stamps[cpu_key] for k, t in stamps.items() if k != up_key),
+            "every sample but cgstat_up is stamped with the end of an interval the stream "
+            "wrote: %s of %d intervals" % (stamps.get(cpu_key), len(ends)))
 
     # every metric Grafana's dashboard queries is one /metrics exports (a family declared has
     # no sample where this host has nothing for it: no quota read, no disk)

@@ -4,7 +4,7 @@ throwaway configuration (scrape every second, storage in a temporary folder, loo
 a workload of known shape (two threads at 0.4 of a core each), then Prometheus's HTTP API:
 
 - rate(cgstat_cpu_seconds_total{container="load"}[5s]) over the load's steady middle against
-  the CSV's cores over the same stretch, within 2 %;
+  the CSV's cores of the intervals inside each window, within 2 %;
 - the voluntary switches' counter, once the load is over, against the CSV's sum of
   voluntarySwitches: equal, the same counts having reached Prometheus.
 
@@ -23,10 +23,12 @@ import harness as h
 
 INTERVAL_S = 1
 LOAD_S = 14
-# rate() over 5 s of 1 s scrapes of 1 s intervals: each window's ends fall anywhere inside an
-# interval, so the windows are compared with the CSV's rows they cover, a whole row more or
-# less at each end (2 of 5 s at most): the load is steady, and 2 % holds (issue 16)
-CORES_REL = 0.02
+# rate() over 5 s windows of the load's steady middle against the CSV's intervals that lie
+# inside each window: cgstat stamps each sample with the end of its interval, so rate() is
+# those intervals' own average, whatever the phase of the scrapes; 2 % is the issue's limit
+# (16); 0.5 % here, where 0.04 % was the largest error seen in 6 runs (cpuCores has 4 decimals)
+CORES_REL = 0.005
+WINDOW_S = 5
 
 
 def api(port, path, **params):
@@ -106,21 +108,29 @@ def main():
         rows = [r for r in cgstat.rows("container-stats.csv") if r["container"] == "load"]
         sched = [r for r in cgstat.rows("sched-stats.csv") if r["container"] == "load"]
 
-        # cores: Prometheus's rate over 5 s windows in the load's middle against the CSV's
+        # cores: Prometheus's rate over 5 s windows wholly inside the load (its start, where the
+        # counter leaves 0 and rate() stops extrapolating, left out) against the CSV's
+        ends = [int(r["epochMillis"]) for r in rows]
+        spans = [(start, end, float(r["cpuCores"]))
+                 for start, end, r in zip(ends, ends[1:], rows[1:])]
         checked = []
-        for at in (started + 5.5, started + LOAD_S / 2, ended - 2.5):
-            got = query(prom_port, 'rate(cgstat_cpu_seconds_total{container="load"}[5s])', at)
-            # the CSV rows whose intervals end inside the window (epochMillis: their end)
-            inside = [float(r["cpuCores"]) for r in rows
-                      if at - 5 < int(r["epochMillis"]) / 1000 <= at]
-            want = sum(inside) / len(inside) if inside else 0
+        for at in (started + WINDOW_S + 1.5, started + LOAD_S / 2 + 2.5, ended - 1):
+            got = query(prom_port, 'rate(cgstat_cpu_seconds_total{container="load"}[%ds])'
+                        % WINDOW_S, at)
+            # the CSV rows whose intervals lie inside the window (epochMillis: their end; their
+            # start: the row before's end)
+            inside = [(end - start, cores) for start, end, cores in spans
+                      if at - WINDOW_S <= start / 1000 and end / 1000 <= at]
+            span_ms = sum(ms for ms, _ in inside)
+            want = sum(ms * cores for ms, cores in inside) / span_ms if span_ms else 0
             checked.append((at - started, got, want, len(inside)))
-        h.check(all(g is not None and w > 0 and abs(g - w) <= CORES_REL * w
-                    for _, g, w, _ in checked),
-                "rate(cgstat_cpu_seconds_total[5s]) against the CSV's cores over the same 5 s "
-                "(limit %.0f %%): %s" % (100 * CORES_REL, ["%.1f s: %s vs %.4f (%d rows)"
-                                                           % (t, g, w, n)
-                                                           for t, g, w, n in checked]))
+        h.check(all(g is not None and w > 0 and n >= WINDOW_S - 2 and abs(g - w) <= CORES_REL * w
+                    for _, g, w, n in checked),
+                "rate(cgstat_cpu_seconds_total[%ds]) against the CSV's cores of the intervals "
+                "inside the window (limit %.1f %%): %s" % (WINDOW_S, 100 * CORES_REL,
+                                                         ["%.1f s: %s vs %.4f (%d rows)"
+                                                          % (t, g, w, n)
+                                                          for t, g, w, n in checked]))
         # the kernel says what the load was: 2 threads at 0.4 of a core
         exec_s = h.kernel_totals(report)["exec_ns"] / 1e9
         h.check(0.7 <= exec_s / LOAD_S <= 0.9,
@@ -138,6 +148,18 @@ def main():
         h.check(inc is not None and abs(inc - csv_vcsw) <= 0.05 * csv_vcsw,
                 "increase() over the run, Prometheus's extrapolation: %s against %d"
                 % (inc, csv_vcsw))
+        # the stamps were all taken: a stamp scraped twice came with the same value, and none
+        # went back (Prometheus's own counters of the samples it refused)
+        with urllib.request.urlopen("http://127.0.0.1:%d/metrics" % prom_port, timeout=10) as r:
+            own = r.read().decode()
+        refused = {name: sum(float(line.split()[-1]) for line in own.splitlines()
+                             if line.startswith(name + " ") or line.startswith(name + "{"))
+                   for name in ("prometheus_target_scrapes_sample_duplicate_timestamp_total",
+                                "prometheus_target_scrapes_sample_out_of_order_total",
+                                "prometheus_target_scrapes_sample_out_of_bounds_total")}
+        h.check(all(v == 0 for v in refused.values()) and len(refused) == 3
+                and all(n in own for n in refused),
+                "Prometheus refused none of the stamped samples: %s" % refused)
         h.check(code == 0, "cgstat exit code %d" % code)
     finally:
         prom.terminate()

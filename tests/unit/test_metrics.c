@@ -26,6 +26,18 @@ static char *render(const struct metrics *m, bool om)
 	return text;
 }
 
+/* The stamp has() lets a sample line end with, or NULL: the line must end where it ends. */
+static const char *stamp;
+
+static bool ends_line(const char *p)
+{
+	size_t n = stamp ? strlen(stamp) : 0;
+
+	if (*p == '\n' || !*p)
+		return true;
+	return stamp && *p == ' ' && !strncmp(p + 1, stamp, n) && p[1 + n] == '\n';
+}
+
 static bool has(const char *text, const char *line)
 {
 	const char *p = text;
@@ -33,7 +45,7 @@ static bool has(const char *text, const char *line)
 
 	/* a whole line */
 	while ((p = strstr(p, line))) {
-		if ((p == text || p[-1] == '\n') && (p[n] == '\n' || !p[n]))
+		if ((p == text || p[-1] == '\n') && ends_line(p + n))
 			return true;
 		p++;
 	}
@@ -45,6 +57,7 @@ static void test_sums_and_gauges(void)
 {
 	struct cg_record web = { .name = "/web", .tasks = 7 }, db = { .name = "/db", .tasks = 2 };
 	struct cg_interval iv = { .epoch_ms = 1000, .interval_ns = NSEC_PER_SEC, .nr_cpus = 2 };
+	struct cg_host_disk disk = { .name = "vda", .read_mbps = 2.5, .busy_percent = 40 };
 	struct cg_record recs[2];
 	struct metrics *m = metrics__new(event_names, 2);
 	char *text;
@@ -74,6 +87,10 @@ static void test_sums_and_gauges(void)
 	iv.records = recs;
 	iv.nr_records = 2;
 	iv.health.dropped_events = 3;
+	iv.host.valid = true;
+	iv.host.cpu_busy_percent = 25;
+	iv.host.nr_disks = 1;
+	iv.host.disks = &disk;
 	CHECK(!metrics__add(m, &iv, 2500000));
 
 	web.time_ns[CG_ONCPU] = 250000001;
@@ -84,6 +101,14 @@ static void test_sums_and_gauges(void)
 	CHECK(!metrics__add(m, &iv, 1000000));
 
 	text = render(m, false);
+	/* every figure of the interval stamped with its end, in ms; cgstat_up, of now, is not */
+	stamp = NULL;
+	CHECK(has(text, "cgstat_cpu_seconds_total{container=\"/web\"} 1.750000001 2000"));
+	CHECK(has(text, "cgstat_threads{container=\"/web\"} 9 2000"));
+	CHECK(has(text, "cgstat_runqueue_wait_duration_seconds_count{container=\"/web\"} 8 2000"));
+	CHECK(has(text, "cgstat_dropped_events_total 3 2000"));
+	CHECK(has(text, "cgstat_up 1"));
+	stamp = "2000";
 	CHECK(has(text, "# TYPE cgstat_cpu_seconds_total counter"));
 	CHECK(has(text, "cgstat_cpu_seconds_total{container=\"/web\"} 1.750000001"));
 	CHECK(has(text, "cgstat_cpu_seconds_total{container=\"/db\"} 0.000000001"));
@@ -113,6 +138,11 @@ static void test_sums_and_gauges(void)
 	/* no cgroup files read: their families have no samples */
 	CHECK(!strstr(text, "cgstat_cfs_periods_total{"));
 	CHECK(has(text, "cgstat_dropped_events_total 3"));
+	/* the host's figures in base units: MB/s as bytes, percent as a ratio */
+	CHECK(has(text, "cgstat_host_cpu_busy_ratio 0.25"));
+	CHECK(has(text, "cgstat_host_disk_read_bytes_per_second{disk=\"vda\"} 2.5e+06"));
+	CHECK(has(text, "cgstat_host_disk_write_bytes_per_second{disk=\"vda\"} 0"));
+	CHECK(has(text, "cgstat_host_disk_busy_ratio{disk=\"vda\"} 0.4"));
 	CHECK(has(text, "cgstat_drain_seconds 0.001"));
 	CHECK(has(text, "cgstat_containers 2"));
 	CHECK(has(text, "cgstat_up 1"));
@@ -120,6 +150,10 @@ static void test_sums_and_gauges(void)
 	free(text);
 
 	text = render(m, true);
+	stamp = NULL;
+	CHECK(has(text, "cgstat_cpu_seconds_total{container=\"/web\"} 1.750000001 2.000"));
+	CHECK(has(text, "cgstat_up 1"));
+	stamp = "2.000";
 	CHECK(has(text, "# TYPE cgstat_cpu_seconds counter"));
 	CHECK(has(text, "# UNIT cgstat_cpu_seconds seconds"));
 	CHECK(has(text, "cgstat_cpu_seconds_total{container=\"/web\"} 1.750000001"));
@@ -144,6 +178,7 @@ static void test_hostile_names(void)
 	r.time_ns[CG_ONCPU] = 5;
 	CHECK(m && !metrics__add(m, &iv, 0));
 	text = render(m, false);
+	stamp = "1";
 	CHECK(has(text,
 		  "cgstat_cpu_seconds_total{container=\"/a\\\"b\\\\c\\nd\xef\xbf\xbd\xc3\xa9\"}"
 		  " 0.000000005"));
@@ -169,11 +204,13 @@ static void test_retire(void)
 	iv.epoch_ms = 10000 + METRICS_GRACE_MS;
 	CHECK(!metrics__add(m, &iv, 0));
 	text = render(m, false);
+	stamp = "130000";
 	CHECK(has(text, "cgstat_cpu_seconds_total{container=\"/job\"} 1.000000000"));
 	free(text);
 	iv.epoch_ms++;
 	CHECK(!metrics__add(m, &iv, 0));
 	text = render(m, false);
+	stamp = "130001";
 	CHECK(!strstr(text, "/job") && has(text, "cgstat_containers 0"));
 	free(text);
 
@@ -185,6 +222,7 @@ static void test_retire(void)
 	iv.epoch_ms += 2 * METRICS_GRACE_MS;
 	CHECK(!metrics__add(m, &iv, 0));
 	text = render(m, false);
+	stamp = "370001";
 	CHECK(has(text, "cgstat_cpu_seconds_total{container=\"/job\"} 3.000000000"));
 	free(text);
 	metrics__free(m);

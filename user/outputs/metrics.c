@@ -405,6 +405,25 @@ static void put_seconds(FILE *f, uint64_t ns)
 		(uint64_t)(ns % NSEC_PER_SEC));
 }
 
+/*
+ * The end of a sample line: the time its value was true, the end of the interval it comes from,
+ * then the newline. Without it Prometheus would stamp the value with its scrape time, and with
+ * scrapes as frequent as intervals, a window of rate() would hold one drain more or less than
+ * its length whenever the two clocks' phases come close (a quarter off over 5 s); stamped with
+ * the interval's end, rate() is the intervals' own average. A value scraped twice keeps its
+ * stamp, which Prometheus takes as the same sample. Milliseconds in the text format, seconds in
+ * OpenMetrics.
+ */
+static void put_stamp(FILE *f, bool om, const struct metrics_snapshot *s)
+{
+	uint64_t ms = s->last.epoch_ms;
+
+	if (om)
+		fprintf(f, " %" PRIu64 ".%03" PRIu64 "\n", ms / 1000, ms % 1000);
+	else
+		fprintf(f, " %" PRIu64 "\n", ms);
+}
+
 /* The HELP, TYPE and (OpenMetrics) UNIT lines of a family. */
 static void put_family(FILE *f, bool om, const char *family, const char *type, const char *unit,
 		       const char *help)
@@ -461,7 +480,8 @@ static void put_container_defs(FILE *f, bool om, const struct metrics_snapshot *
 				if (!c->in_last)
 					continue;
 				put_sample(f, d->family, "", c->name, d->labels, NULL, NULL);
-				fprintf(f, "%.9g\n", c->gauge[i]);
+				fprintf(f, "%.9g", c->gauge[i]);
+				put_stamp(f, om, s);
 				continue;
 			}
 			put_sample(f, d->family, "_total", c->name, d->labels, NULL, NULL);
@@ -469,7 +489,7 @@ static void put_container_defs(FILE *f, bool om, const struct metrics_snapshot *
 				put_seconds(f, c->sum[i]);
 			else
 				fprintf(f, "%" PRIu64, c->sum[i]);
-			fputc('\n', f);
+			put_stamp(f, om, s);
 		}
 	}
 }
@@ -499,15 +519,18 @@ static void put_histogram(FILE *f, bool om, const struct metrics_snapshot *s)
 			snprintf(le, sizeof(le), "%.9g",
 				 (double)(1ULL << hist_edge_shifts[i]) / NSEC_PER_SEC);
 			put_sample(f, family, "_bucket", c->name, NULL, "le", le);
-			fprintf(f, "%" PRIu64 "\n", c->hist_below[i]);
+			fprintf(f, "%" PRIu64, c->hist_below[i]);
+			put_stamp(f, om, s);
 		}
 		put_sample(f, family, "_bucket", c->name, NULL, "le", "+Inf");
-		fprintf(f, "%" PRIu64 "\n", c->hist_count);
+		fprintf(f, "%" PRIu64, c->hist_count);
+		put_stamp(f, om, s);
 		put_sample(f, family, "_count", c->name, NULL, NULL, NULL);
-		fprintf(f, "%" PRIu64 "\n", c->hist_count);
+		fprintf(f, "%" PRIu64, c->hist_count);
+		put_stamp(f, om, s);
 		put_sample(f, family, "_sum", c->name, NULL, NULL, NULL);
 		put_seconds(f, c->sum[runq]);
-		fputc('\n', f);
+		put_stamp(f, om, s);
 	}
 }
 
@@ -531,30 +554,38 @@ static void put_perf(FILE *f, bool om, const struct metrics_snapshot *s)
 				continue;
 			put_sample(f, "cgstat_perf_events", "_total", c->name, NULL, "event",
 				   s->event_names[e]);
-			fprintf(f, "%" PRIu64 "\n", c->perf[e]);
+			fprintf(f, "%" PRIu64, c->perf[e]);
+			put_stamp(f, om, s);
 		}
 	}
 }
 
-static void put_plain(FILE *f, bool om, const char *family, const char *type, const char *unit,
-		      const char *help, const char *value)
+/* A family of one sample without labels; stamped with s's interval end unless s is NULL. */
+static void put_plain(FILE *f, bool om, const struct metrics_snapshot *s, const char *family,
+		      const char *type, const char *unit, const char *help, const char *value)
 {
 	put_family(f, om, family, type, unit, help);
-	fprintf(f, "%s%s %s\n", family, !strcmp(type, "counter") ? "_total" : "", value);
+	fprintf(f, "%s%s %s", family, !strcmp(type, "counter") ? "_total" : "", value);
+	if (s)
+		put_stamp(f, om, s);
+	else
+		fputc('\n', f);
 }
 
 static void put_host(FILE *f, bool om, const struct metrics_snapshot *s)
 {
+	/* scale: from the CSV's unit (MB/s, percent) to the base unit (bytes/s, a ratio) */
 	static const struct {
 		const char *family, *help;
 		size_t offset;
+		double scale;
 	} disk_figures[] = {
 		{ "cgstat_host_disk_read_bytes_per_second", "Bytes read from the disk per second",
-		  offsetof(struct cg_host_disk, read_mbps) },
+		  offsetof(struct cg_host_disk, read_mbps), 1e6 },
 		{ "cgstat_host_disk_write_bytes_per_second", "Bytes written to the disk per second",
-		  offsetof(struct cg_host_disk, write_mbps) },
+		  offsetof(struct cg_host_disk, write_mbps), 1e6 },
 		{ "cgstat_host_disk_busy_ratio", "Share of the interval the disk had I/O in flight",
-		  offsetof(struct cg_host_disk, busy_percent) },
+		  offsetof(struct cg_host_disk, busy_percent), 1e-2 },
 	};
 	const struct cg_host *h = &s->last.host;
 	char v[48];
@@ -564,23 +595,23 @@ static void put_host(FILE *f, bool om, const struct metrics_snapshot *s)
 	if (!h->valid)
 		return;
 	snprintf(v, sizeof(v), "%.6g", h->cpu_busy_percent / 100);
-	put_plain(f, om, "cgstat_host_cpu_busy_ratio", "gauge", NULL,
+	put_plain(f, om, s, "cgstat_host_cpu_busy_ratio", "gauge", NULL,
 		  "Share of the host's CPU time busy over the last interval (/proc/stat)", v);
 	snprintf(v, sizeof(v), "%.6g", h->cpu_iowait_percent / 100);
-	put_plain(f, om, "cgstat_host_cpu_iowait_ratio", "gauge", NULL,
+	put_plain(f, om, s, "cgstat_host_cpu_iowait_ratio", "gauge", NULL,
 		  "Share of the host's CPU time idle with I/O outstanding over the last interval",
 		  v);
 	for (i = 0; i < ARRAY_SIZE(disk_figures) && h->nr_disks; i++) {
 		put_family(f, om, disk_figures[i].family, "gauge", NULL, disk_figures[i].help);
 		for (k = 0; k < h->nr_disks; k++) {
 			double x = *(const double *)((const char *)&h->disks[k] +
-						     disk_figures[i].offset);
+						     disk_figures[i].offset) *
+				   disk_figures[i].scale;
 
-			/* MB/s of the CSV as bytes; percent as a ratio */
-			x = i < 2 ? x * 1e6 : x / 100;
 			fprintf(f, "%s{disk=\"", disk_figures[i].family);
 			put_label_value(f, h->disks[k].name);
-			fprintf(f, "\"} %.6g\n", x);
+			fprintf(f, "\"} %.6g", x);
+			put_stamp(f, om, s);
 		}
 	}
 }
@@ -591,31 +622,31 @@ static void put_health(FILE *f, bool om, const struct metrics_snapshot *s)
 	char v[48];
 
 	snprintf(v, sizeof(v), "%" PRIu64, h->dropped_events);
-	put_plain(f, om, "cgstat_dropped_events", "counter", NULL,
+	put_plain(f, om, s, "cgstat_dropped_events", "counter", NULL,
 		  "Events cgstat could not attribute: a BPF map was full", v);
 	snprintf(v, sizeof(v), "%" PRIu64, h->missed_switches);
-	put_plain(f, om, "cgstat_missed_switches", "counter", NULL,
+	put_plain(f, om, s, "cgstat_missed_switches", "counter", NULL,
 		  "Switch-outs the kernel did not report, repaired", v);
 	snprintf(v, sizeof(v), "%" PRIu64, h->unseen_wakeups);
-	put_plain(f, om, "cgstat_unseen_wakeups", "counter", NULL,
+	put_plain(f, om, s, "cgstat_unseen_wakeups", "counter", NULL,
 		  "Wakeups the kernel did not report, found at the switch-in", v);
 	snprintf(v, sizeof(v), "%" PRIu64, h->inconsistencies);
-	put_plain(f, om, "cgstat_inconsistencies", "counter", NULL,
+	put_plain(f, om, s, "cgstat_inconsistencies", "counter", NULL,
 		  "Snapshots that found more than one task on a CPU: must stay 0", v);
 	snprintf(v, sizeof(v), "%.9g", (double)s->last.interval_ns / NSEC_PER_SEC);
-	put_plain(f, om, "cgstat_interval_seconds", "gauge", NULL,
+	put_plain(f, om, s, "cgstat_interval_seconds", "gauge", NULL,
 		  "Length of the last interval, measured", v);
 	snprintf(v, sizeof(v), "%.9g", (double)s->drain_ns / NSEC_PER_SEC);
-	put_plain(f, om, "cgstat_drain_seconds", "gauge", NULL,
+	put_plain(f, om, s, "cgstat_drain_seconds", "gauge", NULL,
 		  "Wall time the last interval's snapshot, drain and outputs took", v);
 	snprintf(v, sizeof(v), "%.3f", (double)s->last.epoch_ms / 1000);
-	put_plain(f, om, "cgstat_last_interval_end_timestamp_seconds", "gauge", NULL,
+	put_plain(f, om, s, "cgstat_last_interval_end_timestamp_seconds", "gauge", NULL,
 		  "Wall clock at the end of the last interval, in seconds since the epoch", v);
 	snprintf(v, sizeof(v), "%d", s->last.nr_cpus);
-	put_plain(f, om, "cgstat_cpus", "gauge", NULL,
+	put_plain(f, om, s, "cgstat_cpus", "gauge", NULL,
 		  "CPUs online: the cores a container without a limit may use", v);
 	snprintf(v, sizeof(v), "%d", s->nr_containers);
-	put_plain(f, om, "cgstat_containers", "gauge", NULL,
+	put_plain(f, om, s, "cgstat_containers", "gauge", NULL,
 		  "Containers exported, the retired ones within their grace included", v);
 }
 
@@ -634,7 +665,7 @@ char *metrics_snapshot__render(const struct metrics_snapshot *s, bool openmetric
 		put_host(f, openmetrics, s);
 		put_health(f, openmetrics, s);
 	}
-	put_plain(f, openmetrics, "cgstat_up", "gauge", NULL,
+	put_plain(f, openmetrics, NULL, "cgstat_up", "gauge", NULL,
 		  "1 once the first interval is in, 0 before", s && s->have_interval ? "1" : "0");
 	if (openmetrics)
 		fputs("# EOF\n", f);

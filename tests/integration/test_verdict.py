@@ -38,14 +38,26 @@ def now_ms():
     return time.time() * 1000
 
 
+def interval_starts(cgstat):
+    """Each sched-stats.csv row's interval start by its end: the previous drain's end, which a
+    late drain puts more than INTERVAL_MS before (CI once had a 510 ms interval); the first
+    interval's is INTERVAL_MS before its end."""
+    ends = sorted({int(r["epochMillis"]) for r in cgstat.rows("sched-stats.csv")})
+    starts = {end: prev for prev, end in zip(ends, ends[1:])}
+    if ends:
+        starts[ends[0]] = ends[0] - INTERVAL_MS
+    return starts
+
+
 def whole_rows(cgstat, label, launched_ms, running_ms=None):
     """The sched-stats.csv rows of label whose interval lies wholly inside the load: after it
     runs in full (running_ms, or START_MS after launched_ms: the test's wall clock, as
     epochMillis is) and before SECONDS after its launch, when it stops."""
     first = running_ms if running_ms is not None else launched_ms + START_MS
     last = launched_ms + SECONDS * 1000
+    starts = interval_starts(cgstat)
     return [r for r in cgstat.rows("sched-stats.csv") if r["container"] == label
-            and int(r["epochMillis"]) - INTERVAL_MS >= first and int(r["epochMillis"]) <= last]
+            and starts[int(r["epochMillis"])] >= first and int(r["epochMillis"]) <= last]
 
 
 def check_verdicts(what, rows, want, least=3, spare=0):
@@ -62,10 +74,11 @@ def check_verdicts(what, rows, want, least=3, spare=0):
 
 def shown(rows):
     """The rows' verdicts with the figures they come from, so a failure says what the intervals
-    were (cores over the nominal interval)."""
-    return ["%s (cores %.3f, runq %.1f ms, blocked %.1f ms, top preempter %s)"
-            % (r["verdict"], float(r["onCpuMillis"]) / INTERVAL_MS, float(r["runqWaitMillis"]),
-               float(r["offCpuBlockedMillis"]), r["topPreempter"] or "-") for r in rows]
+    were (the end is the epochMillis: an interval is the time since the previous row's)."""
+    return ["%s (end %s, on CPU %.1f ms, runq %.1f ms, blocked %.1f ms, top preempter %s)"
+            % (r["verdict"], r["epochMillis"], float(r["onCpuMillis"]),
+               float(r["runqWaitMillis"]), float(r["offCpuBlockedMillis"]),
+               r["topPreempter"] or "-") for r in rows]
 
 
 def check_summary(cgstat, label, want):
@@ -188,13 +201,11 @@ def saturated(args):
     rows = whole_rows(cgstat, "sat", launched, running)
     # The verdict weighs each interval by its own length, which a late drain makes longer than
     # INTERVAL_MS (CI once had a 510 ms one: 958 ms on CPU of 1,020 was rightly saturated with
-    # a 50.3 ms wait). So does the test: the length is the time since the previous row's end.
-    ends = sorted(int(r["epochMillis"]) for r in cgstat.rows("sched-stats.csv")
-                  if r["container"] == "sat")
-    length = {end: end - prev for prev, end in zip(ends, ends[1:])}
+    # a 50.3 ms wait). So does the test.
+    starts = interval_starts(cgstat)
 
     def cpu_ms(r):
-        return len(cpus) * length.get(int(r["epochMillis"]), INTERVAL_MS)
+        return len(cpus) * (int(r["epochMillis"]) - starts[int(r["epochMillis"])])
 
     # what the spinners may wait and still be saturated; between 0.6 and 1.2 times that, whether
     # on-CPU reached the threshold is the stolen time's call (and the ms rounding of the ends')

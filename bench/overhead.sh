@@ -144,6 +144,7 @@ WORK=$(mktemp -d /tmp/cgstat-bench.XXXXXX)
 TRACER_PID=""
 DRAIN_PID=""
 CHURN_PID=""
+SCRAPER_PID=""
 KEEP_WORK=1
 
 cleanup() {
@@ -159,7 +160,7 @@ cleanup() {
 		kill -KILL "$TRACER_PID" 2>/dev/null
 		wait "$TRACER_PID" 2>/dev/null
 	fi
-	for pid in $DRAIN_PID $CHURN_PID; do
+	for pid in $SCRAPER_PID $DRAIN_PID $CHURN_PID; do
 		kill -TERM "$pid" 2>/dev/null
 		wait "$pid" 2>/dev/null
 	done
@@ -268,6 +269,12 @@ start_tracer() {
 		taskset -c $TRACER_CPU "$CGSTAT" -q -v -i 1 >"$TLOG" 2>&1 &
 		TRACER_PID=$!
 		wait_for $TRACER_PID "$TLOG" "cgstat: attached" ;;
+	cgstat-all-listen)
+		taskset -c $TRACER_CPU "$CGSTAT" -q -v -i 1 -o "$TDIR" --listen "127.0.0.1:$LISTEN_PORT" \
+			>"$TLOG" 2>&1 &
+		TRACER_PID=$!
+		wait_for $TRACER_PID "$TLOG" "cgstat: attached"
+		start_scraper ;;
 	cgstat-one | ref-one)
 		taskset -c $TRACER_CPU "$(cgstat_of "$config")" -q -v -i 1 -o "$TDIR" \
 			-c "bench=$SCRATCH/$first" \
@@ -316,6 +323,14 @@ stop_tracer() {
 	TRACER_SWITCHES=""
 	[ -n "$TRACER_PID" ] || return 0
 	kill -0 "$TRACER_PID" 2>/dev/null || { cat "$TLOG" >&2; die "$config died during the run"; }
+	if [ -n "$SCRAPER_PID" ]; then
+		kill -TERM "$SCRAPER_PID"
+		wait "$SCRAPER_PID" 2>/dev/null || true
+		SCRAPER_PID=""
+		# a scraper that never got the page would leave the rendering out of the figure
+		grep -q '^cgstat_cpu_seconds_total{' "$WORK/scrape.txt" ||
+			{ cat "$TLOG" >&2; die "$config: /metrics served no per-container sample"; }
+	fi
 	kill -INT "$TRACER_PID"
 	wait "$TRACER_PID" || rc=$?
 	TRACER_PID=""
@@ -409,7 +424,24 @@ run_switch_scenario() {
 # interval (the start is reported apart, as startup_cpu_ms), and its peak RSS. cgstat-all
 # writes its CSV files (-o) as in the other scenarios; cgstat-all-noout computes the same rows
 # and writes nothing, which tells the drain apart from the formatting.
-DRAIN_CONFIGS=(cgstat-all cgstat-all-noout cgstat-one bpftrace)
+DRAIN_CONFIGS=(cgstat-all cgstat-all-noout cgstat-all-listen cgstat-one bpftrace)
+
+# cgstat-all-listen: cgstat-all with --listen, scraped once a second as a Prometheus set to a 1 s
+# scrape interval would (through bash's /dev/tcp: no client to install). The listener's thread
+# renders the page, so its work counts in cgstat's CPU beside the drain's.
+LISTEN_PORT=19477
+start_scraper() {
+	rm -f "$WORK/scrape.txt"
+	(
+		while sleep 1; do
+			exec 3<>"/dev/tcp/127.0.0.1/$LISTEN_PORT" || continue
+			printf 'GET /metrics HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n' >&3
+			cat <&3 >"$WORK/scrape.txt"
+			exec 3<&-
+		done
+	) &
+	SCRAPER_PID=$!
+}
 
 # The context switches of the machine since boot (/proc/stat's ctxt).
 switches() { awk '$1 == "ctxt" { print $2 }' /proc/stat; }
@@ -648,7 +680,8 @@ for scen in ["drain", "threads", "churn"]:
           "peak RSS (MB, max) | start to attached (ms, median; max) | rows per interval | "
           "switches per second (median) |" % titles[scen])
     print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
-    for config in ["cgstat-all", "cgstat-all-noout", "cgstat-one", "bpftrace"]:
+    for config in ["cgstat-all", "cgstat-all-noout", "cgstat-all-listen", "cgstat-one",
+                   "bpftrace"]:
         c = vals(scen, config, "cpu_ms_per_interval")
         if not c:
             continue

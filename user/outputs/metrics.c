@@ -121,7 +121,8 @@ struct metrics {
 struct metrics_snapshot {
 	int refs;
 	int nr_containers;
-	struct metrics_container *containers; /* names and labels owned; nodes unused */
+	/* labels owned; names NULL (the page needs only the labels); nodes unused */
+	struct metrics_container *containers;
 	char stamp[2][32]; /* put_stamp()'s text: [0] the text format's, [1] OpenMetrics' */
 	const char *const *event_names;
 	int nr_events;
@@ -354,17 +355,17 @@ static void container_copy(struct hash_table *t, struct hash_node *n, void *ctx)
 		return;
 	*dst = *c;
 	dst->node = (struct hash_node){};
-	dst->name = strdup(c->name);
+	dst->name = NULL;
 	dst->label = strdup(c->label);
 	x->s->nr_containers++;
-	if (!dst->name || !dst->label)
+	if (!dst->label)
 		x->err = -ENOMEM;
 }
 
 static int container_cmp(const void *a, const void *b)
 {
-	return strcmp(((const struct metrics_container *)a)->name,
-		      ((const struct metrics_container *)b)->name);
+	return strcmp(((const struct metrics_container *)a)->label,
+		      ((const struct metrics_container *)b)->label);
 }
 
 struct metrics_snapshot *metrics__snapshot(const struct metrics *m)
@@ -419,10 +420,8 @@ void metrics_snapshot__put(struct metrics_snapshot *s)
 
 	if (!s || __atomic_sub_fetch(&s->refs, 1, __ATOMIC_ACQ_REL) > 0)
 		return;
-	for (i = 0; s->containers && i < s->nr_containers; i++) {
-		free(s->containers[i].name);
+	for (i = 0; s->containers && i < s->nr_containers; i++)
 		free(s->containers[i].label);
-	}
 	free(s->containers);
 	free(s->disks);
 	free(s);

@@ -334,6 +334,16 @@ class Cgstat:
             self.stdout.write(raw)
         self.stdout.flush()
 
+    def wait_lines(self, n, timeout=20):
+        """Wait until n lines of stdout have arrived (stamp_lines only); raise if they do not
+        within timeout seconds."""
+        deadline = time.monotonic() + timeout
+        while len(self.line_times) < n:
+            if time.monotonic() > deadline:
+                raise RuntimeError("cgstat wrote %d lines of stdout in %d s, not %d"
+                                   % (len(self.line_times), timeout, n))
+            time.sleep(0.01)
+
     def stop(self, sig=signal.SIGINT, timeout=30):
         self.stop_sent = time.monotonic()
         self.proc.send_signal(sig)

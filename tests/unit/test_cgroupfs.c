@@ -278,10 +278,10 @@ static void test_sampler(void)
 	make_dir("proc/43");
 	write_file("proc/43/cgroup", "2:cpu,cpuacct:/other\n0::/b\n");
 	write_cgroup("v2/a", 10, 1000, 100);
-	/* b: v2's cpu.stat without the cpu controller; its process is in v1's /box */
+	/* b: v2's cpu.stat without the cpu controller; its first thread is in v1's /box */
 	write_cgroup("v2/b", 0, 0, 200);
 	write_file("v2/b/cpu.stat", "usage_usec 5\nuser_usec 4\nsystem_usec 1\n");
-	write_file("v2/b/cgroup.procs", "42\n43\n");
+	write_file("v2/b/cgroup.threads", "42\n43\n");
 	write_file("v1/box/cpu.stat", "nr_periods 100\nnr_throttled 50\nthrottled_time 7000\n");
 	write_file("v1/other/cpu.stat", "nr_periods 1\nnr_throttled 1\nthrottled_time 1\n");
 	snprintf(v1.path, sizeof(v1.path), "%s", at("v1", path));
@@ -335,7 +335,7 @@ static void test_sampler(void)
 	 * c: everything but io; nothing said again. b's first process is now in another v1
 	 * cgroup: no throttling delta across the two.
 	 */
-	write_file("v2/b/cgroup.procs", "43\n");
+	write_file("v2/b/cgroup.threads", "43\n");
 	write_file("v2/a/cpu.max", "max 100000\n");
 	CHECK(stderr_lines(do_sample, &args, text, sizeof(text)) == 0);
 	/* a's quota gone: its cpuset; b's new v1 cgroup has no quota */
@@ -352,14 +352,14 @@ static void test_sampler(void)
 	CHECK(b->cgroupfs_valid == all && b->cgroupfs[CG_FS_PERIODS] == 0);
 
 	/* b's last process left: its v1 cgroup is still where its throttling is */
-	write_file("v2/b/cgroup.procs", "");
+	write_file("v2/b/cgroup.threads", "");
 	write_file("v1/other/cpu.stat", "nr_periods 3\nnr_throttled 2\nthrottled_time 4\n");
 	cgroupfs__sample(c, &iv);
 	CHECK(b->cgroupfs_valid == all && b->cgroupfs[CG_FS_PERIODS] == 2 &&
 	      b->cgroupfs[CG_FS_THROTTLED_NS] == 3);
 
 	/* b has no row for an interval: its next row starts over, empty */
-	write_file("v2/b/cgroup.procs", "43\n");
+	write_file("v2/b/cgroup.threads", "43\n");
 	iv.nr_records = 1;
 	cgroupfs__sample(c, &iv);
 	iv.nr_records = 2;

@@ -45,8 +45,9 @@ int cgroup_of_pid(const struct cgroup_mount *m, const char *proc, int pid, char 
 		  uint64_t *id);
 
 /*
- * The cgroup of a process in the v1 hierarchy mounted at m that has controller, from its
- * PROC/PID/cgroup line: an absolute path under m. 0, -ESRCH, -ENOENT (no such line) or -errno.
+ * The cgroup of a process (or a thread, by its tid: v1 places each thread) in the v1 hierarchy
+ * mounted at m that has controller, from its PROC/PID/cgroup line: an absolute path under m.
+ * 0, -ESRCH, -ENOENT (no such line) or -errno.
  */
 int cgroup_v1_of_pid(const struct cgroup_mount *m, const char *proc, int pid,
 		     const char *controller, char *path, size_t len);

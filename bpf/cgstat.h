@@ -168,18 +168,25 @@ struct cg_cpu_counters {
 /* A cgroup directory's name, NAME_MAX and its NUL. */
 #define CG_LEAF_NAME_MAX 256
 
+/* Origins of cgroups without a slot kept for user space's labels (LRU beyond). */
+#define CG_ORIGINS 1024
+
+/*
+ * A cgroup's parent and its own directory name, read when BPF first meets the cgroup, so that
+ * user space can label it from its parent's label without walking the tree, even once it is
+ * gone. parent_cgid 0: the root, or (leaf_name empty) deeper than BPF reads.
+ */
+struct cg_cgroup_origin {
+	__u64 parent_cgid;
+	char leaf_name[CG_LEAF_NAME_MAX];
+};
+
 /* What user space needs to know of a slot besides its counts. */
 struct cg_slot_info {
 	__u64 cgid; /* 0: free */
 	__u32 dead; /* the cgroup was removed; free the slot once no task counts in it */
 	__u32 pad;
-	/*
-	 * The cgroup's parent and its own directory name as the slot was taken, so that user
-	 * space can label a new cgroup from its parent's label without walking the tree, even
-	 * once it is gone. parent_cgid 0: the root.
-	 */
-	__u64 parent_cgid;
-	char leaf_name[CG_LEAF_NAME_MAX];
+	struct cg_cgroup_origin origin; /* as the slot was taken */
 };
 
 /*

@@ -4,7 +4,8 @@ shape says the answer, and the involuntary switches themselves against the kerne
 
 - same cgroup: two threads of one cgroup spinning on one CPU take it from each other;
 - another cgroup: one spinning thread in each of two cgroups, on one CPU, each the other's
-  topPreempter (by label when watched, by path when not, in both modes);
+  topPreempter (by label when watched, by path when not, in both modes); and a preempter two
+  levels down, removed before the drain after its burst, still named by its path;
 - a kernel thread: one spinning thread that the test moves between the CPUs 200 times, each
   move made by the CPU's stopper thread (migration/N), which preempts it.
 
@@ -123,6 +124,33 @@ def unwatched_preempter(args):
     check_top_preempter(every, h.v2_label(x), h.v2_label(w), idle_rows=False)
 
 
+def removed_preempter(args):
+    """A preempter two levels down, made, run and removed within one interval, before any drain
+    could see its directory: named by its path all the same (from what BPF read of it and of its
+    parent when it first preempted), not by its number, watching one cgroup."""
+    with h.scratch_cgroup("pre-v") as v, h.scratch_cgroup("pre-gone") as parent:
+        gone = os.path.join(parent, "inner")
+        os.mkdir(gone)
+        cgstat = h.Cgstat(args.cgstat, ["-q", "-i", "2", "--no-perf", "-c", "v=" + v])
+        load_v = h.Workload(args.workload, v, "spinner", 6, CPU)
+        cgstat.wait_intervals(time.time() * 1000, 1)
+        # just after a drain: 2 s for the burst to run and its cgroup to go before the next
+        h.run_workload(args.workload, gone, "spinner", 0.4, CPU)
+        h.remove_cgroup_tree(gone)
+        removed_at = time.time()
+        load_v.wait()
+        h.settle()
+        cgstat.stop()
+    rows = cgstat.rows("sched-stats.csv")
+    named = [r for r in rows if r["topPreempter"] == h.v2_label(gone)]
+    h.check(named and int(named[0]["epochMillis"]) > removed_at * 1000
+            and all(not r["topPreempter"].startswith("#") for r in rows),
+            "a preempter removed before the drain after its burst (at %d ms): named %s; "
+            "each interval's end and topPreempter: %s"
+            % (removed_at * 1000, h.v2_label(gone),
+               [(r["epochMillis"], r["topPreempter"]) for r in rows]))
+
+
 def kernel_thread(args):
     with h.scratch_cgroup("pre-kernel") as cg:
         cgstat = h.Cgstat(args.cgstat, ["-q", "-i", "0.5", "--no-perf", "-c", "k=" + cg])
@@ -153,6 +181,7 @@ def main():
     same_cgroup(args)
     other_cgroup(args)
     unwatched_preempter(args)
+    removed_preempter(args)
     kernel_thread(args)
     h.done()
 

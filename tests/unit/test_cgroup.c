@@ -249,6 +249,9 @@ static void test_names(const struct cgroup_mount *m)
 	CHECK(names != NULL);
 	if (!names)
 		return;
+	/* the mount's own cgroup is known before any walk (known() never walks) */
+	CHECK_STR(cgroup_names__known(names, ino_of("mnt")), "/");
+	CHECK(cgroup_names__known(names, ino_of("mnt/a")) == NULL);
 	ab = cgroup_names__get(names, ino_of("mnt/a/b"));
 	CHECK_STR(ab, "/a/b");
 	CHECK(cgroup_names__get(names, ino_of("mnt/a/b")) == ab);

@@ -338,6 +338,13 @@ int collector__rewatch(struct collector *c, uint32_t slot, uint64_t old_cgid, ui
 	return 0;
 }
 
+static void origin_copy(const struct cg_cgroup_origin *origin, uint64_t *parent_cgid, char *name)
+{
+	*parent_cgid = origin->parent_cgid;
+	memcpy(name, origin->leaf_name, CG_LEAF_NAME_MAX);
+	name[CG_LEAF_NAME_MAX - 1] = '\0';
+}
+
 int collector__slot_origin(struct collector *c, uint32_t slot, uint64_t cgid, uint64_t *parent_cgid,
 			   char *name)
 {
@@ -350,9 +357,20 @@ int collector__slot_origin(struct collector *c, uint32_t slot, uint64_t cgid, ui
 		return err;
 	if (info.cgid != cgid)
 		return -ENOENT;
-	*parent_cgid = info.parent_cgid;
-	memcpy(name, info.leaf_name, CG_LEAF_NAME_MAX);
-	name[CG_LEAF_NAME_MAX - 1] = '\0';
+	origin_copy(&info.origin, parent_cgid, name);
+	return 0;
+}
+
+int collector__cgroup_origin(struct collector *c, uint64_t cgid, uint64_t *parent_cgid, char *name)
+{
+	const struct bpf_map *map = c->skel->maps.cgroup_origins;
+	struct cg_cgroup_origin origin;
+	int err;
+
+	err = bpf_map__lookup_elem(map, &cgid, sizeof(cgid), &origin, sizeof(origin), 0);
+	if (err)
+		return err;
+	origin_copy(&origin, parent_cgid, name);
 	return 0;
 }
 

@@ -63,6 +63,12 @@ int collector__slot_origin(struct collector *c, uint32_t slot, uint64_t cgid, ui
 			   char *name);
 
 /*
+ * The same of cgroup cgid, by id: a cgroup that preempted a counted task, or an ancestor of one
+ * or of a slot's cgroup. 0, -ENOENT when BPF noted none, or -errno.
+ */
+int collector__cgroup_origin(struct collector *c, uint64_t cgid, uint64_t *parent_cgid, char *name);
+
+/*
  * The (slot, preempting cgroup) pairs of the first nr_slots slots with their counts so far, in
  * the array returned through pairs, valid until the next call. 0 or -errno.
  */

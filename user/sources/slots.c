@@ -53,29 +53,65 @@ void slots__begin_interval(struct slots *s)
 		cgroup_names__new_interval(s->other_names);
 }
 
+/*
+ * A new cgroup is labelled from its parent's label and the name the BPF side read when it first
+ * met the cgroup: walking the tree for it, under churn, was most of the drain's time (a walk
+ * opens and lists every cgroup directory: 5 to 38 ms for 1,000 of them). A parent nobody
+ * labelled yet is labelled the same way from its own origin when BPF noted one (cgroup_origins),
+ * else by a walk; either way it is kept for its other children. NULL with errno ENOMEM, or
+ * ENOENT when the origin does not do.
+ */
+static const char *label_from_origin(struct slots *s, struct cgroup_names *names, uint64_t cgid,
+				     uint64_t parent, const char *leaf, int depth)
+{
+	const char *label = cgroup_names__add_child(names, cgid, parent, leaf);
+	char parent_leaf[CG_LEAF_NAME_MAX];
+	uint64_t grandparent;
+
+	if (label || errno != ENOENT || !*leaf || !parent)
+		return label;
+	label = NULL;
+	if (depth < CG_MAX_LEVEL &&
+	    !collector__cgroup_origin(s->collector, parent, &grandparent, parent_leaf))
+		label = label_from_origin(s, names, parent, grandparent, parent_leaf, depth + 1);
+	if (!label && errno != ENOMEM)
+		label = cgroup_names__get(names, parent);
+	if (!label)
+		return NULL;
+	return cgroup_names__add_child(names, cgid, parent, leaf);
+}
+
 const char *slots__cgroup_label(void *ctx, uint64_t cgid)
 {
 	struct slots *s = ctx;
+	struct cgroup_names *names;
+	char leaf[CG_LEAF_NAME_MAX];
+	const char *label;
+	uint64_t parent;
 	int i;
 
 	for (i = 0; i < s->watched->nr; i++)
 		if (s->watched->ids[i] == cgid)
 			return s->watched->labels[i];
-	if (s->names)
-		return cgroup_names__get(s->names, cgid);
-	if (!s->other_names) {
-		s->other_names = cgroup_names__new(s->mnt);
+	names = s->names;
+	if (!names) {
 		if (!s->other_names)
+			s->other_names = cgroup_names__new(s->mnt);
+		names = s->other_names;
+		if (!names)
 			return NULL;
 	}
-	return cgroup_names__get(s->other_names, cgid);
+	label = cgroup_names__known(names, cgid);
+	if (label)
+		return label;
+	if (!collector__cgroup_origin(s->collector, cgid, &parent, leaf)) {
+		label = label_from_origin(s, names, cgid, parent, leaf, 0);
+		if (label || errno == ENOMEM)
+			return label;
+	}
+	return cgroup_names__get(names, cgid);
 }
 
-/*
- * A new cgroup is labelled from its parent's label and the name the BPF side read when its
- * slot was taken: walking the tree for it, under churn, was most of the drain's time (a walk
- * opens and lists every cgroup directory). The walk remains for the parents nobody labelled.
- */
 const char *slots__label(void *ctx, uint32_t slot, uint64_t cgid)
 {
 	struct slots *s = ctx;
@@ -89,7 +125,7 @@ const char *slots__label(void *ctx, uint32_t slot, uint64_t cgid)
 	if (label)
 		return label;
 	if (!collector__slot_origin(s->collector, slot, cgid, &parent, leaf)) {
-		label = cgroup_names__add_child(s->names, cgid, parent, leaf);
+		label = label_from_origin(s, s->names, cgid, parent, leaf, 0);
 		if (label || errno == ENOMEM)
 			return label;
 	}

@@ -168,7 +168,7 @@ struct cg_cpu_counters {
 /* A cgroup directory's name, NAME_MAX and its NUL. */
 #define CG_LEAF_NAME_MAX 256
 
-/* Origins of cgroups without a slot kept for user space's labels (LRU beyond). */
+/* Origins of preempters and of slots' ancestors kept for user space's labels (LRU beyond). */
 #define CG_ORIGINS 1024
 
 /*

@@ -57,9 +57,9 @@ void slots__begin_interval(struct slots *s)
  * A new cgroup is labelled from its parent's label and the name the BPF side read when it first
  * met the cgroup: walking the tree for it, under churn, was most of the drain's time (a walk
  * opens and lists every cgroup directory: 5 to 38 ms for 1,000 of them). A parent nobody
- * labelled yet is labelled the same way from its own origin when BPF noted one (cgroup_origins),
- * else by a walk; either way it is kept for its other children. NULL with errno ENOMEM, or
- * ENOENT when the origin does not do.
+ * labelled yet is labelled first, the same way from its own origin when BPF noted one
+ * (cgroup_origins), else by a walk; either way it is kept for its other children. What the
+ * origin cannot label is looked up by a walk. NULL only with errno ENOMEM.
  */
 static const char *label_from_origin(struct slots *s, struct cgroup_names *names, uint64_t cgid,
 				     uint64_t parent, const char *leaf, int depth)
@@ -68,17 +68,22 @@ static const char *label_from_origin(struct slots *s, struct cgroup_names *names
 	char parent_leaf[CG_LEAF_NAME_MAX];
 	uint64_t grandparent;
 
-	if (label || errno != ENOENT || !*leaf || !parent)
+	if (label || errno == ENOMEM)
 		return label;
-	label = NULL;
-	if (depth < CG_MAX_LEVEL &&
-	    !collector__cgroup_origin(s->collector, parent, &grandparent, parent_leaf))
-		label = label_from_origin(s, names, parent, grandparent, parent_leaf, depth + 1);
-	if (!label && errno != ENOMEM)
-		label = cgroup_names__get(names, parent);
-	if (!label)
-		return NULL;
-	return cgroup_names__add_child(names, cgid, parent, leaf);
+	if (errno == ENOENT && *leaf && parent) {
+		if (depth < CG_MAX_LEVEL &&
+		    !collector__cgroup_origin(s->collector, parent, &grandparent, parent_leaf))
+			label = label_from_origin(s, names, parent, grandparent, parent_leaf,
+						  depth + 1);
+		else
+			label = cgroup_names__get(names, parent);
+		if (!label)
+			return NULL;
+		label = cgroup_names__add_child(names, cgid, parent, leaf);
+		if (label || errno == ENOMEM)
+			return label;
+	}
+	return cgroup_names__get(names, cgid);
 }
 
 const char *slots__cgroup_label(void *ctx, uint64_t cgid)
@@ -104,12 +109,9 @@ const char *slots__cgroup_label(void *ctx, uint64_t cgid)
 	label = cgroup_names__known(names, cgid);
 	if (label)
 		return label;
-	if (!collector__cgroup_origin(s->collector, cgid, &parent, leaf)) {
-		label = label_from_origin(s, names, cgid, parent, leaf, 0);
-		if (label || errno == ENOMEM)
-			return label;
-	}
-	return cgroup_names__get(names, cgid);
+	if (collector__cgroup_origin(s->collector, cgid, &parent, leaf))
+		return cgroup_names__get(names, cgid);
+	return label_from_origin(s, names, cgid, parent, leaf, 0);
 }
 
 const char *slots__label(void *ctx, uint32_t slot, uint64_t cgid)
@@ -124,12 +126,9 @@ const char *slots__label(void *ctx, uint32_t slot, uint64_t cgid)
 	label = cgroup_names__known(s->names, cgid);
 	if (label)
 		return label;
-	if (!collector__slot_origin(s->collector, slot, cgid, &parent, leaf)) {
-		label = label_from_origin(s, s->names, cgid, parent, leaf, 0);
-		if (label || errno == ENOMEM)
-			return label;
-	}
-	return cgroup_names__get(s->names, cgid);
+	if (collector__slot_origin(s->collector, slot, cgid, &parent, leaf))
+		return cgroup_names__get(s->names, cgid);
+	return label_from_origin(s, s->names, cgid, parent, leaf, 0);
 }
 
 /*

@@ -41,6 +41,9 @@ const volatile bool all_cgroups;
 const volatile __u32 max_slots = 1;  /* max_entries of the slot maps */
 const volatile __u32 nr_perf_events; /* perf-counted events; perf_events holds [event][cpu] */
 const volatile __u32 nr_cpus = 1;
+/* --threads: each watched cgroup's threads count in its pool slots (CG_POOLS_PER_WATCHED) */
+const volatile bool pools;
+const volatile bool pool_exact; /* --pool-by comm: a pool is a thread name, not its pattern */
 
 /* Slots [0, slot_hwm) have been handed out; the snapshot walks them. */
 __u32 slot_hwm;
@@ -135,6 +138,10 @@ struct task_state {
 	__u64 thread_on_ns;
 	__u32 thread_gen;
 	struct slot_set slots;
+	/* with pools: the name its slots were resolved for (a global function gets it here) */
+	char comm[CG_COMM_LEN];
+	/* with pools: when it was last renamed (see cg_task_rename) */
+	__u64 renamed_at;
 };
 
 /*
@@ -332,6 +339,30 @@ struct {
 
 #define CLOCK_SYNC_EVERY 64
 
+/*
+ * (watched cgroup's slot, thread name pattern) -> its pool slot, with --threads. Keyed by the
+ * slot, not the cgroup id, so that a watched path made again goes on with the same pools.
+ */
+struct pool_key {
+	__u32 watched_slot;
+	char pool[CG_COMM_LEN];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1);
+	__type(key, struct pool_key);
+	__type(value, __u32);
+} pool_slots SEC(".maps");
+
+/* Pool slots each watched cgroup has taken, by its slot (the loader sizes it). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} pools_taken SEC(".maps");
+
 /* Slots the loader freed after their cgroup was removed, for reuse. */
 struct {
 	__uint(type, BPF_MAP_TYPE_QUEUE);
@@ -380,6 +411,15 @@ static __always_inline __u64 task_clock_untasked(struct task_struct *t, __u64 *u
  * it reads the monotonic clock and adds this offset, resampled every CLOCK_SYNC_EVERY switches
  * on each CPU: the two clocks drift apart by no more than NTP's slew between samples.
  */
+/*
+ * cgstat's clock now, outside the scheduler's tracepoints, where t's run-queue clock may be a
+ * tick old: the monotonic clock moved onto it by the offset sched_switch samples.
+ */
+static __always_inline __u64 clock_now(struct task_struct *t)
+{
+	return clock_offset_valid ? bpf_ktime_get_ns() + clock_offset : task_clock(t);
+}
+
 static __always_inline void clock_sync(struct cpu_run *run, __u64 rq_now)
 {
 	if ((++run->switches & (CLOCK_SYNC_EVERY - 1)) && clock_offset_valid)
@@ -616,23 +656,29 @@ static __noinline void origins_note(struct cgroup *cg)
 	}
 }
 
-static __always_inline __u32 slot_alloc(struct cgroup *cg, __u64 cgid)
+/* A slot nobody uses, its info for the caller to fill; NULL when the map is full. */
+static __always_inline struct cg_slot_info *slot_take(__u32 *slot)
 {
-	struct cg_slot_info *info;
-	__u32 slot, *winner;
-
-	if (bpf_map_pop_elem(&free_slots, &slot)) {
+	if (bpf_map_pop_elem(&free_slots, slot)) {
 		/*
 		 * A full map is retried at the task's every event: checked first, so that the
 		 * retries cannot carry slot_hwm around to slots in use.
 		 */
 		if (READ_ONCE(slot_hwm) >= max_slots)
-			return (__u32)-1;
-		slot = __sync_fetch_and_add(&slot_hwm, 1);
-		if (slot >= max_slots)
-			return (__u32)-1;
+			return NULL;
+		*slot = __sync_fetch_and_add(&slot_hwm, 1);
+		if (*slot >= max_slots)
+			return NULL;
 	}
-	info = bpf_map_lookup_elem(&slot_info, &slot);
+	return bpf_map_lookup_elem(&slot_info, slot);
+}
+
+static __always_inline __u32 slot_alloc(struct cgroup *cg, __u64 cgid)
+{
+	struct cg_slot_info *info;
+	__u32 slot, *winner;
+
+	info = slot_take(&slot);
 	if (!info)
 		return (__u32)-1;
 	info->dead = 0;
@@ -660,15 +706,74 @@ static __always_inline __u32 slot_alloc(struct cgroup *cg, __u64 cgid)
 	return winner ? *winner : (__u32)-1;
 }
 
+struct pool_name_ctx {
+	char comm[CG_COMM_LEN];
+	struct cg_pool_builder b;
+};
+
+static long pool_name_char(__u32 i, struct pool_name_ctx *c)
+{
+	char ch = c->comm[i & (CG_COMM_LEN - 1)];
+
+	if (!ch)
+		return 1;
+	cg_pool_step(&c->b, ch, pool_exact);
+	return 0;
+}
+
+/*
+ * The pool slot of watched slot watched for a thread named comm, taken on first sight of its
+ * pool; watched itself (the pool "(other)") once the cgroup has its CG_POOLS_PER_WATCHED.
+ */
+static __always_inline __u32 pool_slot(__u32 watched, const char *comm)
+{
+	struct pool_key key = { .watched_slot = watched };
+	struct pool_name_ctx name = {};
+	struct cg_slot_info *info, *owner;
+	__u32 slot, *found, *taken;
+
+	__builtin_memcpy(name.comm, comm, sizeof(name.comm));
+	bpf_loop(CG_COMM_LEN - 1, pool_name_char, &name, 0);
+	__builtin_memcpy(key.pool, name.b.pool, sizeof(key.pool));
+	found = bpf_map_lookup_elem(&pool_slots, &key);
+	if (found)
+		return *found;
+	taken = bpf_map_lookup_elem(&pools_taken, &watched);
+	owner = bpf_map_lookup_elem(&slot_info, &watched);
+	if (!taken || !owner || READ_ONCE(*taken) >= CG_POOLS_PER_WATCHED)
+		return watched;
+	info = slot_take(&slot);
+	if (!info)
+		return watched;
+	__builtin_memcpy(info->pool, key.pool, sizeof(info->pool));
+	info->pool_of = watched + 1;
+	info->dead = 0;
+	/* the id last: user space reads the rest once it sees the id */
+	info->cgid = owner->cgid;
+	if (!bpf_map_update_elem(&pool_slots, &key, &slot, BPF_NOEXIST)) {
+		__sync_fetch_and_add(taken, 1);
+		return slot;
+	}
+	/* another CPU took this pool's slot first (or the map is full): give ours back */
+	info->cgid = 0;
+	bpf_map_push_elem(&free_slots, &slot, 0);
+	found = bpf_map_lookup_elem(&pool_slots, &key);
+	return found ? *found : watched;
+}
+
 struct resolve_ctx {
 	struct cgroup *cg;
 	__u64 cgid;
 	int level;
 	__u32 n;
 	__u32 slot[CG_MAX_NEST];
+	char comm[CG_COMM_LEN]; /* with pools: the task's name */
 };
 
-/* One level of the watched-ancestor walk: a bpf_loop callback, so it is verified once. */
+/*
+ * One level of the watched-ancestor walk, with pools to the pool's slot: a bpf_loop callback,
+ * so it is verified once.
+ */
 static long resolve_level(__u32 i, struct resolve_ctx *c)
 {
 	__u32 *slot;
@@ -679,11 +784,14 @@ static long resolve_level(__u32 i, struct resolve_ctx *c)
 	id = (int)i == c->level ? c->cgid : cgroup_ancestor_id(c->cg, i & (CG_MAX_LEVEL - 1));
 	slot = bpf_map_lookup_elem(&cgroup_slots, &id);
 	if (slot)
-		c->slot[c->n++ & (CG_MAX_NEST - 1)] = *slot;
+		c->slot[c->n++ & (CG_MAX_NEST - 1)] = pools ? pool_slot(*slot, c->comm) : *slot;
 	return 0;
 }
 
-/* Which slots a task in cgroup cg counts in. Slow path: first sight or a cgroup move. */
+/*
+ * Which slots a task in cgroup cg counts in (with pools, named ts->comm). Slow path: first
+ * sight, a cgroup move, or a new name.
+ */
 static __always_inline void slots_resolve(struct task_state *ts, struct cgroup *cg, __u64 cgid)
 {
 	struct resolve_ctx c = { .cg = cg, .cgid = cgid };
@@ -704,6 +812,8 @@ static __always_inline void slots_resolve(struct task_state *ts, struct cgroup *
 		return;
 	}
 	c.level = BPF_CORE_READ(cg, level);
+	if (pools)
+		__builtin_memcpy(c.comm, ts->comm, sizeof(c.comm));
 	bpf_loop(c.level + 1 < CG_MAX_LEVEL ? c.level + 1 : CG_MAX_LEVEL, resolve_level, &c, 0);
 	for (i = 0; i < CG_MAX_NEST; i++)
 		ts->slots.slot[i] = c.slot[i];
@@ -713,10 +823,10 @@ static __always_inline void slots_resolve(struct task_state *ts, struct cgroup *
 
 /*
  * The slow path of task_state_get(): a task first seen, or moved to another cgroup, takes its
- * current state along to the slots of cgroup cg. On CPU stays where the CPU's record counted
- * it until the task leaves the CPU. A global function, so that the verifier checks it once
- * rather than at each of the hot paths that inline task_state_get(); cg is the cgroup's
- * address as a number (read with probe reads only).
+ * current state along to the slots of cgroup cg (with pools, of its pool: ts->comm). On CPU stays
+ * where the CPU's record counted it until the task leaves the CPU. A global function, so that
+ * the verifier checks it once rather than at each of the hot paths that inline
+ * task_state_get(); cg is the cgroup's address as a number (read with probe reads only).
  */
 __noinline int task_move_cgroup(struct task_state *ts, __u64 cg, __u64 cgid, __u64 now, int atomic)
 {
@@ -765,6 +875,8 @@ static __always_inline struct task_state *task_state_get(struct task_struct *t, 
 		ts->nr_migrations = t->se.nr_migrations;
 	}
 	bpf_probe_read_kernel(&cg, sizeof(cg), &t->cgroups->dfl_cgrp);
+	if (pools)
+		bpf_probe_read_kernel(ts->comm, sizeof(ts->comm), t->comm);
 	task_move_cgroup(ts, cg, cgid, now, atomic);
 	return ts;
 }
@@ -1172,10 +1284,20 @@ static __always_inline __u64 ts_cgid(const struct task_state *ts)
 	return ts ? ts->cgid : 0;
 }
 
+/*
+ * Whether two tasks count in the same slots: those of one cgroup at one watch generation, and
+ * with pools of one pool (the first slot is a pool's, and the others follow from the name).
+ */
+static __always_inline bool slots_same(__u64 cgid, __u32 gen, __u32 slot0,
+				       const struct task_state *ts)
+{
+	return cgid == ts->cgid && gen == ts->gen && (!pools || slot0 == ts->slots.slot[0]);
+}
+
 /* Whether the CPU's record counts on CPU in the slots of ts. */
 static __always_inline bool run_slots_are(const struct cpu_run *run, const struct task_state *ts)
 {
-	return run->cgid == ts->cgid && run->gen == ts->gen;
+	return slots_same(run->cgid, run->gen, run->slots.slot[0], ts);
 }
 
 /*
@@ -1397,7 +1519,8 @@ static __always_inline void run_record(struct cpu_run *run, struct task_struct *
 	__u64 cgid = ts_cgid(next_ts);
 	__u32 gen = next_ts ? next_ts->gen : 0;
 
-	if (run->cgid != cgid || run->gen != gen || !run->task) {
+	if (!next_ts || !run->task ||
+	    !slots_same(run->cgid, run->gen, run->slots.slot[0], next_ts)) {
 		if (next_ts)
 			run->slots = next_ts->slots;
 		else
@@ -1415,6 +1538,27 @@ static __always_inline void run_record(struct cpu_run *run, struct task_struct *
 		next_ts && next_ts->thread_gen == run->thread_gen ? next_ts->thread_on_ns : 0;
 	run->thread_mark = now;
 	run->thread_stolen = 0;
+}
+
+/*
+ * Whether prev, which the record counts on CPU in the slots of its old pool, was renamed while
+ * it ran here: if so the record's slots count it on CPU to the rename, and prev's new ones from
+ * then, so that its switch-out releases it there.
+ */
+static __always_inline bool renamed_on_cpu(struct cpu_run *run, struct task_struct *prev,
+					   struct task_state *prev_ts, struct switch_out *out)
+{
+	__u64 at;
+
+	if (!prev_ts || run->task != (__u64)prev || out->from != CG_NR_STATES)
+		return false;
+	at = prev_ts->renamed_at;
+	if ((__s64)(at - run->since) <= 0 || (__s64)(out->left - at) < 0)
+		return false;
+	slots_move(&run->slots, CG_ONCPU, CG_NR_STATES, at, false);
+	faults_to_run(run, out);
+	slots_move(&prev_ts->slots, CG_NR_STATES, CG_ONCPU, at, false);
+	return true;
 }
 
 SEC("tp_btf/sched_switch")
@@ -1504,14 +1648,17 @@ int BPF_PROG(cg_sched_switch, bool preempt, struct task_struct *prev, struct tas
 		prev_ts->thread_gen = run->thread_gen;
 	}
 	if (run->task == (__u64)prev && prev_ts && next_ts && out->from == CG_NR_STATES &&
-	    run_slots_are(run, prev_ts) && prev_ts->cgid == next_ts->cgid &&
-	    prev_ts->gen == next_ts->gen) {
+	    run_slots_are(run, prev_ts) &&
+	    slots_same(prev_ts->cgid, prev_ts->gen, prev_ts->slots.slot[0], next_ts)) {
 		slots_switch(&prev_ts->slots, out, in, now);
 	} else {
 		if (repaired)
 			switch_repair(run, prev, prev_ts, out, &repair, now);
 		else if (prev_ts && run_slots_are(run, prev_ts) && out->from == CG_NR_STATES)
 			/* the record counts prev in prev's own slots: release it in prev's pass */
+			out->from = CG_ONCPU;
+		else if (pools && renamed_on_cpu(run, prev, prev_ts, out))
+			/* its old pool had it to the rename, the new one since: its pass ends it */
 			out->from = CG_ONCPU;
 		else if (run->task) {
 			slots_move(&run->slots, CG_ONCPU, CG_NR_STATES, out->left, false);
@@ -1569,6 +1716,25 @@ int BPF_PROG(cg_sched_wakeup_new, struct task_struct *p)
 }
 
 /* A removed cgroup's slot is freed by the loader once no task counts in it. */
+/*
+ * A renamed thread (prctl(PR_SET_NAME), a write to /proc/TID/comm, exec) may be of another pool:
+ * its next event resolves its slots again, under the new name (the tracepoint comes just before
+ * the name changes), and where it ran on meanwhile its switch-out gives the new pool the time
+ * since the rename (renamed_on_cpu()). A thread names itself as it starts and may then run for
+ * tens of milliseconds before its first switch. Loaded with --threads only.
+ */
+SEC("tp_btf/task_rename")
+int BPF_PROG(cg_task_rename, struct task_struct *task, const char *comm)
+{
+	struct task_state *ts = bpf_task_storage_get(&task_states, task, NULL, 0);
+
+	if (ts) {
+		ts->renamed_at = clock_now(task);
+		ts->gen = ~READ_ONCE(watch_gen);
+	}
+	return 0;
+}
+
 SEC("tp_btf/cgroup_rmdir")
 int BPF_PROG(cg_cgroup_rmdir, struct cgroup *cgrp, const char *path)
 {
@@ -1755,6 +1921,8 @@ static long snapshot_slot(__u32 index, struct snapshot_ctx *c)
 		}
 		snap->cgid = info->cgid;
 		snap->dead = info->dead;
+		snap->pool_of = info->pool_of;
+		__builtin_memcpy(snap->pool, info->pool, sizeof(snap->pool));
 		for (s = 0; s < CG_NR_STATES; s++)
 			snap->time_ns[s] = time_ns[s];
 		snap->tasks = tasks;
@@ -1902,8 +2070,7 @@ int cg_snapshot(struct bpf_raw_tracepoint_args *ctx)
 	__u32 zero = 0;
 
 	if (c.first)
-		snapshot_now = clock_offset_valid ? bpf_ktime_get_ns() + clock_offset
-						  : task_clock(current);
+		snapshot_now = clock_now(current);
 	c.now = snapshot_now;
 
 	run = bpf_map_lookup_elem(&cpu_runs, &zero);

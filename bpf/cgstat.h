@@ -181,11 +181,21 @@ struct cg_cgroup_origin {
 	char leaf_name[CG_LEAF_NAME_MAX];
 };
 
+/*
+ * With --threads each thread of a watched cgroup counts in a pool slot of that cgroup instead
+ * of the cgroup's own slot: one per thread name pattern (cg_pool_name()), taken by BPF as
+ * threads first show up. A cgroup's record is the sum of its pools, so that they add up to it
+ * exactly. Past CG_POOLS_PER_WATCHED pool slots a cgroup, threads of new pools count in the
+ * cgroup's own slot, its pool "(other)".
+ */
+#define CG_POOLS_PER_WATCHED 128
+
 /* What user space needs to know of a slot besides its counts. */
 struct cg_slot_info {
-	__u64 cgid; /* 0: free */
-	__u32 dead; /* the cgroup was removed; free the slot once no task counts in it */
-	__u32 pad;
+	__u64 cgid;    /* 0: free; a pool slot: its watched cgroup's when the slot was taken */
+	__u32 dead;    /* the cgroup was removed; free the slot once no task counts in it */
+	__u32 pool_of; /* a pool slot: its watched cgroup's slot + 1; 0: a cgroup's own slot */
+	char pool[CG_COMM_LEN];		/* a pool slot's thread name pattern */
 	struct cg_cgroup_origin origin; /* as the slot was taken */
 };
 
@@ -197,7 +207,8 @@ struct cg_slot_info {
 struct cg_slot_snap {
 	__u64 cgid;
 	__u32 dead;
-	__u32 pad;
+	__u32 pool_of; /* as in cg_slot_info */
+	char pool[CG_COMM_LEN];
 	__u64 time_ns[CG_NR_STATES];
 	__s64 tasks;
 	__u64 count[CG_NR_COUNTS];
@@ -277,6 +288,47 @@ CG_INLINE __u64 cg_hist_lower(__u32 b)
 	octave = (b - CG_HIST_LINEAR) / CG_HIST_SUB + CG_HIST_SUB_BITS + 1;
 	sub = (b - CG_HIST_LINEAR) % CG_HIST_SUB;
 	return (1ULL << octave) + ((__u64)sub << (octave - CG_HIST_SUB_BITS));
+}
+
+/*
+ * The pool of a thread named comm: every run of digits replaced by one 'N' ("pulsar-io-4-1" is
+ * "pulsar-io-N-N", "pool-3-thread-12" "pool-N-thread-N"), or the name itself when exact. Built
+ * one character at a time, so that BPF runs each step in a bpf_loop() callback, which the
+ * verifier checks once, where a loop over the name had it follow every mix of digits.
+ */
+struct cg_pool_builder {
+	char pool[CG_COMM_LEN]; /* zeroed first: NUL-padded, for it is a map key */
+	__u32 len;
+	__u32 in_digits;
+};
+
+/* Append ch, one of the name's characters before its NUL, to b's pool. */
+CG_INLINE void cg_pool_step(struct cg_pool_builder *b, char ch, int exact)
+{
+	if (!exact && ch >= '0' && ch <= '9') {
+		if (b->in_digits)
+			return;
+		b->in_digits = 1;
+		ch = 'N';
+	} else {
+		b->in_digits = 0;
+	}
+	b->pool[b->len++ & (CG_COMM_LEN - 1)] = ch;
+}
+
+/*
+ * The pool of comm (CG_COMM_LEN bytes, NUL-terminated or cut there) into pool (CG_COMM_LEN
+ * bytes, NUL-padded). User space's; BPF steps through the name in a callback.
+ */
+CG_INLINE void cg_pool_name(const char *comm, char *pool, int exact)
+{
+	struct cg_pool_builder b = {};
+	__u32 i;
+
+	for (i = 0; i < CG_COMM_LEN - 1 && comm[i]; i++)
+		cg_pool_step(&b, comm[i], exact);
+	for (i = 0; i < CG_COMM_LEN; i++)
+		pool[i] = b.pool[i];
 }
 
 #endif /* CGSTAT_H */

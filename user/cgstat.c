@@ -217,11 +217,14 @@ static int event_list_open(struct event_list *el, int nr_cpus)
  * CAP_DAC_OVERRIDE, root can make files only in a folder it owns: elsewhere the summary is
  * made now and written over at exit, not renamed into place.
  */
-static unsigned int out_files_flags(const char *dir, const struct event_list *events)
+static unsigned int out_files_flags(const struct cg_opts *opts, const struct event_list *events)
 {
 	unsigned int flags = events->nr > 0 ? OUT_FILES_PERF : 0;
+	const char *dir = opts->output_dir;
 	struct stat st;
 
+	if (opts->threads)
+		flags |= OUT_FILES_POOLS;
 	if (stat(dir, &st) || st.st_uid != 0)
 		flags |= OUT_FILES_SUMMARY_IN_PLACE;
 	return flags;
@@ -565,8 +568,7 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	if (opts.output_dir) {
-		r.files =
-			out_files__open(opts.output_dir, out_files_flags(opts.output_dir, &events));
+		r.files = out_files__open(opts.output_dir, out_files_flags(&opts, &events));
 		if (!r.files) {
 			err = errno;
 			fputs("cgstat: output folder ", stderr);
@@ -614,6 +616,8 @@ int main(int argc, char **argv)
 	copts.watched = watched.ids;
 	copts.nr_watched = watched.nr;
 	copts.max_slots = opts.max_cgroups;
+	copts.pools = opts.threads;
+	copts.pool_exact = opts.pool_exact;
 	copts.perf_fds = perf_counters__fds(events.perf);
 	copts.nr_perf_events = perf_counters__nr_open(events.perf);
 	copts.verbose = opts.verbose > 1;
@@ -624,9 +628,9 @@ int main(int argc, char **argv)
 	r.slots = slots__new(r.collector, &watched, &mnt, opts.verbose);
 	if (!r.slots)
 		goto out;
-	r.drain = drain__new(copts.all_cgroups ? opts.max_cgroups : (uint32_t)watched.nr,
-			     events.drain, events.nr, slots__label, r.slots);
-	if (!r.drain)
+	r.drain = drain__new(collector__max_slots(r.collector), events.drain, events.nr,
+			     slots__label, r.slots);
+	if (!r.drain || (opts.threads && drain__set_pools(r.drain)))
 		goto out;
 	drain__set_preempter_label(r.drain, slots__cgroup_label, r.slots);
 	/* a hybrid host's throttling is in the v1 cpu controller's files */

@@ -23,6 +23,7 @@
 #define MIN_INTERVAL_NS	    (NSEC_PER_SEC / 10)
 #define DEFAULT_MAX_CGROUPS 1024
 #define LIMIT_MAX_CGROUPS   1000000
+#define LIMIT_THREADS	    100000
 
 /* Long-only options take values above any char, so they never collide with a short one. */
 enum {
@@ -30,6 +31,8 @@ enum {
 	OPT_MESSAGES,
 	OPT_MAX_CGROUPS,
 	OPT_LISTEN,
+	OPT_THREADS,
+	OPT_POOL_BY,
 };
 
 /* The ':' after it makes getopt silent and report a missing argument as ':'. */
@@ -49,6 +52,8 @@ static const struct option long_options[] = {
 	{ "messages", required_argument, NULL, OPT_MESSAGES },
 	{ "max-cgroups", required_argument, NULL, OPT_MAX_CGROUPS },
 	{ "listen", required_argument, NULL, OPT_LISTEN },
+	{ "threads", optional_argument, NULL, OPT_THREADS },
+	{ "pool-by", required_argument, NULL, OPT_POOL_BY },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
@@ -79,6 +84,9 @@ static const char usage_text[] =
 	"      --messages N              work done during the run, for per-message costs\n"
 	"      --max-cgroups N           most cgroups watched without -c or -p (default 1024)\n"
 	"      --listen [ADDR:]PORT      serve Prometheus metrics on http://ADDR:PORT/metrics\n"
+	"      --threads[=N]             break watched cgroups down into thread pools\n"
+	"      --pool-by pattern|comm    a pool: a thread name with digits as N (default), or\n"
+	"                                the name itself\n"
 	"                                (ADDR default 127.0.0.1; [::1]:PORT for IPv6)\n"
 	"  -q, --quiet                   write nothing to stdout\n"
 	"  -v, --verbose                 more diagnostics on stderr; repeatable\n"
@@ -91,6 +99,7 @@ static const char usage_text[] =
 	"                          time, switches, migrations, run-queue waits and quantiles\n"
 	"  perf-stat.csv           per cgroup and interval: perf counters\n"
 	"  cgroup-stats.csv        per cgroup and interval: CPU throttling, pressure stall times\n"
+	"  pool-stats.csv          with --threads, per thread pool and interval: time, switches\n"
 	"  host-io.csv             per interval: host CPU busy and iowait, disk throughput\n"
 	"  container-summary.json  per cgroup: averages and rates over the whole run\n"
 	"\n"
@@ -376,6 +385,19 @@ static int parse_option(struct cg_opts *opts, int c, char **argv, FILE *out, FIL
 			return fail(err, "--listen: ", optarg,
 				    " is not [ADDR:]PORT (a numeric address, a port 1-65535)");
 		return 0;
+	case OPT_THREADS:
+		opts->threads = OPTS_DEFAULT_THREADS;
+		if (optarg && (parse_decimal(optarg, LIMIT_THREADS, &value) || !value))
+			return fail(err, "--threads: ", optarg, " is not between 1 and 100000");
+		if (optarg)
+			opts->threads = (uint32_t)value;
+		return 0;
+	case OPT_POOL_BY:
+		if (strcmp(optarg, "comm") && strcmp(optarg, "pattern"))
+			return fail(err, "--pool-by: ", optarg, " is not one of pattern, comm");
+		opts->pool_exact = !strcmp(optarg, "comm");
+		opts->pool_by_given = true;
+		return 0;
 	case 'q':
 		opts->quiet = true;
 		return 0;
@@ -453,6 +475,12 @@ int opts_parse(struct cg_opts *opts, int argc, char **argv, FILE *out, FILE *err
 		goto out;
 	if (opts->events && opts->no_perf)
 		ret = fail(err, "--events and --no-perf exclude each other", NULL, "");
+	else if (opts->threads && !opts->nr_targets && !opts->command)
+		ret = fail(err, "--threads breaks down watched cgroups: give -c, -p or a command",
+			   NULL, "");
+	else if (opts->pool_by_given && !opts->threads)
+		ret = fail(err, "--pool-by says how --threads makes pools: give --threads", NULL,
+			   "");
 	else
 		ret = check_labels(opts, err);
 out:

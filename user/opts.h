@@ -40,7 +40,14 @@ struct cg_opts {
 	char *command_label;   /* -n, or CMD's base name: the label of CMD's cgroup */
 	char *listen_addr;     /* --listen: numeric IPv4 or IPv6 address, or NULL: no endpoint */
 	char *listen_port;     /* --listen: decimal port, 1 to 65535 */
+	/* --threads[=N]: 0 off, else break watched cgroups down by pool (N: busiest threads) */
+	uint32_t threads;
+	bool pool_exact; /* --pool-by comm: a pool is a thread name, digits and all */
+	bool pool_by_given;
 };
+
+/* N of --threads without a value */
+#define OPTS_DEFAULT_THREADS 10
 
 enum {
 	OPTS_RUN = 0,  /* go on and run */

@@ -38,7 +38,7 @@ SCHED_WIDTH = SCHED_HEADER.count(",") + 1
 # Every option cgstat has (README's table and the issue's -e, --no-perf, --messages).
 OPTIONS = ["-c", "--cgroup", "-p", "--pid", "-n", "--name", "-i", "--interval", "-d",
            "--duration", "-o", "--output-dir", "-f", "--format", "-e", "--events", "--no-perf",
-           "--messages", "--max-cgroups", "-q", "--quiet", "-v", "--verbose", "-h", "--help",
+           "--messages", "--max-cgroups", "--threads[=N]", "--pool-by", "-q", "--quiet", "-v", "--verbose", "-h", "--help",
            "-V", "--version"]
 
 
@@ -87,6 +87,14 @@ def bad_input(args, tmp, cg):
         ("output folder holding a newline", [], ["-o", "/proc/cgstat\nx"] + target, None, 1,
          "/proc/cgstat"),
         ("same label twice", [], target + ["-c", "w=" + mount], None, 2, "'w'"),
+        ("--threads=0", [], ["--threads=0"] + target, None, 2, "'0'"),
+        ("--threads=-1", [], ["--threads=-1"] + target, None, 2, "'-1'"),
+        ("--threads=abc", [], ["--threads=abc"] + target, None, 2, "'abc'"),
+        ("--threads without a watched cgroup", [], ["--threads"], None, 2, "-c, -p"),
+        ("--pool-by other than pattern or comm", [], ["--threads", "--pool-by", "tid"] + target,
+         None, 2, "'tid'"),
+        ("--pool-by without --threads", [], ["--pool-by", "comm"] + target, None, 2,
+         "--threads"),
         ("not root", setpriv, target, None, 1, "root"),
         ("no BTF", [], target, no_btf, 1, "BTF"),
     ]

@@ -41,6 +41,11 @@
  *                                                 over the second; prints "ready" once
  *                                                 all run, and no report: the test reads
  *                                                 /proc while it runs
+ *   workload [--cgroup DIR] pools SECONDS      12 named threads for SECONDS: serial-ml-7
+ *                                                 spins; io-3-1 to io-3-3 spin 2 ms and
+ *                                                 sleep 3 ms; idle-10 to idle-17 sleep 20 ms
+ *                                                 at a time; each thread's name is in the
+ *                                                 report ("comm")
  *   workload [--cgroup DIR] messaging GROUPS LOOPS
  *                                                 perf bench sched messaging with threads that
  *                                                 park: per group 20 senders and 20 receivers,
@@ -67,6 +72,7 @@
 struct kstat {
 	uint64_t exec_ns, run_delay_ns, pcount, nvcsw, nivcsw, migrations, alive_ns;
 	uint64_t minflt, majflt;
+	char comm[16]; /* the thread's name, plain characters only; empty for children */
 };
 
 /* When each thread started (the main thread: when it moved into the cgroup). */
@@ -258,6 +264,14 @@ static int read_kstat(const char *task_dir, struct kstat *k)
 	if (!p ||
 	    sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %lu %*u %lu", &k->minflt, &k->majflt) != 2)
 		return -1;
+	snprintf(path, sizeof(path), "%s/comm", task_dir);
+	if (read_file(path, buf, sizeof(k->comm) + 1))
+		return -1;
+	/* the names this program gives need no JSON escape; anything else is cut */
+	for (size_t i = 0; i < sizeof(k->comm) - 1 && buf[i] > ' ' && buf[i] < 0x7f &&
+			   buf[i] != '"' && buf[i] != '\\';
+	     i++)
+		k->comm[i] = buf[i];
 	return 0;
 }
 
@@ -277,9 +291,9 @@ static void kstat_print(const char *key, const struct kstat *k, int comma)
 {
 	printf("\"%s\":{\"exec_ns\":%lu,\"run_delay_ns\":%lu,\"pcount\":%lu,\"nvcsw\":%lu,"
 	       "\"nivcsw\":%lu,\"migrations\":%lu,\"alive_ns\":%lu,\"minflt\":%lu,"
-	       "\"majflt\":%lu}%s",
+	       "\"majflt\":%lu,\"comm\":\"%s\"}%s",
 	       key, k->exec_ns, k->run_delay_ns, k->pcount, k->nvcsw, k->nivcsw, k->migrations,
-	       k->alive_ns, k->minflt, k->majflt, comma ? "," : "");
+	       k->alive_ns, k->minflt, k->majflt, k->comm, comma ? "," : "");
 }
 
 static struct kstat main_baseline;
@@ -521,6 +535,35 @@ static void *sleeper(void *arg)
 		spin_ns(500000);
 		nanosleep(&nap, NULL);
 	}
+	park();
+	return arg;
+}
+
+/* pools: which of the shape's threads this is, in the order they start */
+static int pools_next;
+
+static void *pools_thread(void *arg)
+{
+	int i = __sync_fetch_and_add(&pools_next, 1);
+	uint64_t end = now_ns() + (uint64_t)(seconds * 1e9);
+	struct timespec nap = { 0, 20000000 };
+	char name[16];
+
+	if (i == 0)
+		snprintf(name, sizeof(name), "serial-ml-7");
+	else if (i <= 3)
+		snprintf(name, sizeof(name), "io-3-%d", i % 10);
+	else
+		snprintf(name, sizeof(name), "idle-%d", (6 + i) % 100);
+	if (pthread_setname_np(pthread_self(), name))
+		die("pthread_setname_np");
+	if (i == 0)
+		spin_ns((uint64_t)(seconds * 1e9));
+	else if (i <= 3)
+		return steady(arg);
+	else
+		while (now_ns() < end)
+			nanosleep(&nap, NULL);
 	park();
 	return arg;
 }
@@ -968,6 +1011,9 @@ int main(int argc, char **argv)
 		run_threads(1, churner, NULL);
 	} else if (!strcmp(argv[i], "longrun") && argc - i == 3) {
 		longrun(atof(argv[i + 1]), atol(argv[i + 2]));
+	} else if (!strcmp(argv[i], "pools") && argc - i == 2) {
+		seconds = atof(argv[i + 1]);
+		run_threads(12, pools_thread, NULL);
 	} else if (!strcmp(argv[i], "messaging") && argc - i == 3) {
 		messaging(atol(argv[i + 1]), atol(argv[i + 2]));
 	} else {

@@ -260,6 +260,87 @@ static void test_top_preempter(void)
 	drain__free(d);
 }
 
+static const char *watched_label(void *ctx, uint32_t slot, uint64_t cgid)
+{
+	(void)ctx;
+	(void)cgid;
+	return slot == 0 ? "broker" : slot == 1 ? "client" : "?";
+}
+
+/*
+ * With pools, a watched cgroup's record is the sum of its own slot ("(other)") and its pool
+ * slots, and the pools are listed by cgroup: slots 0 and 1 are watched, 2 to 4 pools of 0 (4
+ * empty: counted into the sum, not shown), 5 a pool of 1.
+ */
+static void test_pools(void)
+{
+	static struct cg_slot_snap snap[6];
+	struct cg_interval iv = {};
+	const struct cg_record *r;
+	struct drain *d;
+	int s;
+
+	d = drain__new(6, NULL, 0, watched_label, NULL);
+	CHECK(d != NULL && drain__set_pools(d) == 0);
+	if (!d)
+		return;
+	for (s = 0; s < 6; s++)
+		snap[s].cgid = s == 1 || s == 5 ? 21 : 20;
+	for (s = 2; s < 6; s++)
+		snap[s].pool_of = s == 5 ? 2 : 1;
+	memcpy(snap[2].pool, "io-N-N", 7);
+	memcpy(snap[3].pool, "serial-ml-N", 12);
+	memcpy(snap[4].pool, "gone-N", 7);
+	memcpy(snap[5].pool, "main", 5);
+	drain__baseline(d, snap, 6);
+	snap[2].tasks = 3;
+	snap[2].time_ns[CG_ONCPU] = 700;
+	snap[2].time_ns[CG_RUNQ] = 40;
+	snap[2].count[CG_NVCSW] = 9;
+	snap[2].count[CG_RUNQ_WAITS] = 1;
+	snap[2].runq_max_ns = 40;
+	snap[2].runq_hist[cg_hist_bucket(40)] = 1;
+	snap[2].busiest_ns = 300;
+	snap[2].busiest_tid = 7;
+	snap[3].tasks = 1;
+	snap[3].time_ns[CG_ONCPU] = 900;
+	snap[3].count[CG_NIVCSW] = 2;
+	snap[3].busiest_ns = 900;
+	snap[3].busiest_tid = 8;
+	snap[0].tasks = 1; /* a thread past the cgroup's last pool */
+	snap[0].time_ns[CG_SLEEP] = 1000;
+	snap[5].tasks = 1;
+	snap[5].time_ns[CG_ONCPU] = 5;
+	CHECK(drain__interval(d, snap, 6, false, &iv) == 0);
+	CHECK(iv.nr_records == 2 && iv.nr_pools == 4);
+	if (iv.nr_records != 2 || iv.nr_pools != 4)
+		goto out;
+	r = &iv.records[0];
+	CHECK_STR(r->name, "broker");
+	CHECK(r->tasks == 5 && r->time_ns[CG_ONCPU] == 1600 && r->time_ns[CG_RUNQ] == 40 &&
+	      r->time_ns[CG_SLEEP] == 1000);
+	CHECK(r->count[CG_NVCSW] == 9 && r->count[CG_NIVCSW] == 2 && r->runq_hist.count == 1);
+	CHECK(r->busiest.on_cpu_ns == 900 && r->busiest.tid == 8);
+	CHECK(r->first_pool == 0 && r->nr_pools == 3);
+	CHECK_STR(iv.pools[0].pool, "(other)");
+	CHECK(iv.pools[0].tasks == 1 && iv.pools[0].time_ns[CG_SLEEP] == 1000);
+	CHECK_STR(iv.pools[1].pool, "io-N-N");
+	CHECK_STR(iv.pools[1].name, "broker");
+	CHECK(iv.pools[1].tasks == 3 && iv.pools[1].time_ns[CG_ONCPU] == 700);
+	CHECK_STR(iv.pools[2].pool, "serial-ml-N");
+	r = &iv.records[1];
+	CHECK_STR(r->name, "client");
+	CHECK(r->tasks == 1 && r->time_ns[CG_ONCPU] == 5 && r->first_pool == 3 && r->nr_pools == 1);
+	CHECK_STR(iv.pools[3].pool, "main");
+
+	/* the next interval counts from this one, pools and all */
+	snap[3].time_ns[CG_ONCPU] += 50;
+	CHECK(drain__interval(d, snap, 6, false, &iv) == 0);
+	CHECK(iv.nr_records == 2 && iv.records[0].time_ns[CG_ONCPU] == 50);
+out:
+	drain__free(d);
+}
+
 int main(void)
 {
 	test_counter_scaled();
@@ -267,5 +348,6 @@ int main(void)
 	test_multiplexed_interval();
 	test_same_label_merged();
 	test_core_sourced();
+	test_pools();
 	return check_done();
 }

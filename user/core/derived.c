@@ -97,6 +97,7 @@ const struct cg_figure_column figure_columns[CG_NR_FIGURES] = {
 					     CGROUPFS(CG_FS_IO_FULL_NS, MILLIS) },
 	[CG_FIG_BUSIEST_THREAD_CORES] = { "busiestThreadCores", CG_UNIT_FINE,
 					  CG_AMOUNT_BUSIEST_THREAD, 0, CG_SCALE_CORES },
+	[CG_FIG_THREADS] = { "threads", CG_UNIT_COUNT, CG_AMOUNT_TASKS, 0, CG_SCALE_AS_IS },
 };
 
 static bool per_second(double amount, uint64_t interval_ns, double *value)

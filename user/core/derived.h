@@ -105,6 +105,7 @@ enum cg_figure {
 	CG_FIG_IO_PRESSURE_SOME_MILLIS,
 	CG_FIG_IO_PRESSURE_FULL_MILLIS,
 	CG_FIG_BUSIEST_THREAD_CORES, /* the thread that ran most: its on-CPU time / interval */
+	CG_FIG_THREADS,		     /* tasks, under pool-stats.csv's name for them */
 	CG_NR_FIGURES,
 };
 
@@ -114,6 +115,12 @@ enum cg_figure {
 		CG_FIG_CPU_PRESSURE_SOME_MILLIS, CG_FIG_CPU_PRESSURE_FULL_MILLIS,   \
 		CG_FIG_MEMORY_PRESSURE_SOME_MILLIS, CG_FIG_IO_PRESSURE_SOME_MILLIS, \
 		CG_FIG_IO_PRESSURE_FULL_MILLIS
+
+/* pool-stats.csv's figures in its column order (after pool), for every output that has them. */
+#define CG_POOL_FIGURES                                                               \
+	CG_FIG_THREADS, CG_FIG_ONCPU_MILLIS, CG_FIG_RUNQ_MILLIS, CG_FIG_SLEEP_MILLIS, \
+		CG_FIG_BLOCKED_MILLIS, CG_FIG_VCSW, CG_FIG_IVCSW, CG_FIG_MIGRATIONS,  \
+		CG_FIG_BUSIEST_THREAD_CORES
 
 extern const struct cg_figure_column figure_columns[CG_NR_FIGURES];
 

@@ -62,7 +62,17 @@ struct drain {
 	uint64_t calls;
 	drain_cgroup_label_fn preempter_label;
 	void *preempter_ctx;
+	/* with pools: this interval's records of pool slots, each one's watched slot */
+	bool pools;
+	struct cg_record *pool_records;
+	uint32_t *pool_owner;
+	uint32_t *record_slot;		     /* the slot of each of records */
+	struct cg_record *pools_out;	     /* pool_records by cgroup, for iv->pools */
+	char (*pool_names)[CG_COMM_LEN + 1]; /* by slot */
 };
+
+/* The pool of a cgroup's threads that count in its own slot (docs/metrics.md). */
+#define POOL_OTHER "(other)"
 
 struct drain *drain__new(uint32_t max_slots, const struct drain_column *cols, int nr_cols,
 			 drain_label_fn label, void *label_ctx)
@@ -93,12 +103,26 @@ struct drain *drain__new(uint32_t max_slots, const struct drain_column *cols, in
 	d->records = calloc(max_slots, sizeof(*d->records));
 	d->gone = calloc(max_slots, sizeof(*d->gone));
 	d->top = calloc(max_slots, sizeof(*d->top));
-	if (!d->prev || !d->records || !d->gone || !d->top || hash_table_init(&d->pairs, 64)) {
+	d->record_slot = calloc(max_slots, sizeof(*d->record_slot));
+	if (!d->prev || !d->records || !d->gone || !d->top || !d->record_slot ||
+	    hash_table_init(&d->pairs, 64)) {
 		drain__free(d);
 		errno = ENOMEM;
 		return NULL;
 	}
 	return d;
+}
+
+int drain__set_pools(struct drain *d)
+{
+	d->pool_records = calloc(d->max_slots, sizeof(*d->pool_records));
+	d->pools_out = calloc(d->max_slots, sizeof(*d->pools_out));
+	d->pool_owner = calloc(d->max_slots, sizeof(*d->pool_owner));
+	d->pool_names = calloc(d->max_slots, sizeof(*d->pool_names));
+	if (!d->pool_records || !d->pools_out || !d->pool_owner || !d->pool_names)
+		return -ENOMEM;
+	d->pools = true;
+	return 0;
 }
 
 void drain__baseline(struct drain *d, const struct cg_slot_snap *snap, uint32_t nr_slots)
@@ -213,6 +237,17 @@ static bool record_active(const struct cg_record *r)
 	return r->time_ns[CG_ONCPU] != 0;
 }
 
+/* Nothing to show: no task at the end, and none did anything or spent time in the interval. */
+static bool record_empty(const struct cg_record *r)
+{
+	int s;
+
+	for (s = 0; s < CG_NR_STATES; s++)
+		if (r->time_ns[s])
+			return false;
+	return !r->tasks && !record_active(r);
+}
+
 /* r's figures added into t's: two cgroups of one label in one interval. */
 /* r's preempters, labelled, from the slot's of the interval (none without a label function). */
 static void record_preempters(const struct drain *d, struct cg_record *r,
@@ -325,13 +360,43 @@ static int records_merge_gone(struct drain *d, int n, uint32_t nr_gone)
 	return kept;
 }
 
+/*
+ * With pools: each cgroup's record becomes the sum of its pools, listed by cgroup in iv->pools.
+ * Its own slot counted the threads of pools past its last ("(other)"); every pool is added in,
+ * the ones not shown too, so that the sum is exact whatever is shown.
+ */
+static void records_from_pools(struct drain *d, int n, int nr_pool_records, struct cg_interval *iv)
+{
+	struct cg_record *c;
+	int i, k, out = 0;
+
+	for (i = 0; i < n; i++) {
+		c = &d->records[i];
+		c->first_pool = out;
+		if (!record_empty(c)) {
+			d->pools_out[out] = *c;
+			d->pools_out[out++].pool = POOL_OTHER;
+		}
+		for (k = 0; k < nr_pool_records; k++) {
+			if (d->pool_owner[k] != d->record_slot[i])
+				continue;
+			record_add(c, &d->pool_records[k], d->nr_cols);
+			if (!record_empty(&d->pool_records[k]))
+				d->pools_out[out++] = d->pool_records[k];
+		}
+		c->nr_pools = out - c->first_pool;
+	}
+	iv->pools = d->pools_out;
+	iv->nr_pools = out;
+}
+
 int drain__interval(struct drain *d, const struct cg_slot_snap *snap, uint32_t nr_slots,
 		    bool active_only, struct cg_interval *iv)
 {
 	static const struct cg_slot_snap zero;
 	struct cg_record *r;
 	uint32_t slot, nr_gone = 0;
-	int n = 0;
+	int n = 0, np = 0;
 
 	if (nr_slots > d->max_slots)
 		nr_slots = d->max_slots;
@@ -343,14 +408,27 @@ int drain__interval(struct drain *d, const struct cg_slot_snap *snap, uint32_t n
 			d->prev[slot] = zero;
 			continue;
 		}
-		if (prev->cgid != cur->cgid)
+		if (prev->cgid != cur->cgid || prev->pool_of != cur->pool_of)
 			prev = &zero;
-		r = &d->records[n];
+		r = cur->pool_of && d->pools ? &d->pool_records[np] : &d->records[n];
 		memset(r->counter_valid, 0, sizeof(r->counter_valid));
+		r->pool = NULL;
+		r->first_pool = r->nr_pools = 0;
 		record_fill(d, r, cur, prev);
 		d->prev[slot] = *cur;
+		if (r != &d->records[n]) {
+			memcpy(d->pool_names[slot], cur->pool, CG_COMM_LEN);
+			r->pool = d->pool_names[slot];
+			d->pool_owner[np++] = cur->pool_of - 1;
+			r->name = d->label(d->label_ctx, cur->pool_of - 1, cur->cgid);
+			if (!r->name)
+				return -errno;
+			record_preempters(d, r, &d->top[slot]);
+			continue;
+		}
 		if (active_only && !record_active(r))
 			continue;
+		d->record_slot[n] = slot;
 		r->name = d->label(d->label_ctx, slot, cur->cgid);
 		if (!r->name)
 			return -errno;
@@ -359,6 +437,8 @@ int drain__interval(struct drain *d, const struct cg_slot_snap *snap, uint32_t n
 			d->gone[nr_gone++] = n;
 		n++;
 	}
+	if (d->pools)
+		records_from_pools(d, n, np, iv);
 	iv->records = d->records;
 	iv->nr_records = nr_gone ? records_merge_gone(d, n, nr_gone) : n;
 	return 0;
@@ -463,5 +543,10 @@ void drain__free(struct drain *d)
 	free(d->gone);
 	free(d->top);
 	free(d->stale);
+	free(d->record_slot);
+	free(d->pool_records);
+	free(d->pools_out);
+	free(d->pool_owner);
+	free(d->pool_names);
 	free(d);
 }

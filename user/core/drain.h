@@ -29,6 +29,13 @@ struct drain_column {
 struct drain *drain__new(uint32_t max_slots, const struct drain_column *cols, int nr_cols,
 			 drain_label_fn label, void *label_ctx);
 
+/*
+ * Count watched cgroups by thread pool: the slots whose snapshot names a pool (pool_of) are a
+ * watched slot's pools, and drain__interval() makes each record the sum of its pools. 0 or
+ * -ENOMEM.
+ */
+int drain__set_pools(struct drain *d);
+
 /* Take the values intervals are measured from (the snapshot right after attaching). */
 void drain__baseline(struct drain *d, const struct cg_slot_snap *snap, uint32_t nr_slots);
 

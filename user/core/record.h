@@ -54,6 +54,15 @@ struct cg_record_thread {
 
 struct cg_record {
 	const char *name; /* the label: NAME= of -c/-p, else the path under the v2 mount */
+	/*
+	 * A thread pool's record (with --threads): its name (bpf/cgstat.h, cg_pool_name()), or
+	 * "(other)" for the cgroup's threads past its CG_POOLS_PER_WATCHED pools; name is its
+	 * cgroup's label. NULL: a cgroup's record.
+	 */
+	const char *pool;
+	/* a cgroup's record with --threads: its pools are iv->pools[first_pool, +nr_pools) */
+	int first_pool;
+	int nr_pools;
 	uint64_t cgid;
 	uint64_t tasks; /* threads in the cgroup (its subtree when watched) at the end */
 	uint64_t time_ns[CG_NR_STATES]; /* on-CPU, run-queue, sleep, blocked, stolen */
@@ -127,6 +136,13 @@ struct cg_interval {
 	struct cg_host host;
 	int nr_records;
 	struct cg_record *records;
+	/*
+	 * With --threads, the pools of every record, by record: each record is the exact sum of
+	 * its pools (every figure adds up; the busiest thread, run-queue maximum and the
+	 * histogram merge).
+	 */
+	int nr_pools;
+	struct cg_record *pools;
 };
 
 #endif /* CGSTAT_RECORD_H */

@@ -17,9 +17,13 @@
 #define SUMMARY_NAME "container-summary.json"
 #define SUMMARY_TEMP ".container-summary.json.tmp"
 
-/* A file of record figures: epochMillis, container, the figures, then the label figures. */
+/*
+ * A file of record figures: epochMillis, container (and pool, for pools' records), the figures,
+ * then the label figures.
+ */
 struct figure_file {
 	const char *name;
+	bool by_pool;
 	const enum cg_figure *figures;
 	int nr_figures;
 	const enum cg_label_figure *labels;
@@ -44,21 +48,33 @@ static const enum cg_label_figure sched_labels[] = { CG_LABEL_TOP_PREEMPTER, CG_
 
 static const enum cg_figure cgroup_figures[] = { CG_CGROUPFS_FIGURES };
 
+static const enum cg_figure pool_figures[] = { CG_POOL_FIGURES };
+
 static const struct figure_file container_file = {
-	"container-stats.csv",
-	container_figures,
-	ARRAY_SIZE(container_figures),
+	.name = "container-stats.csv",
+	.figures = container_figures,
+	.nr_figures = ARRAY_SIZE(container_figures),
 };
 
 static const struct figure_file sched_file = {
-	"sched-stats.csv",	  sched_figures, ARRAY_SIZE(sched_figures), sched_labels,
-	ARRAY_SIZE(sched_labels),
+	.name = "sched-stats.csv",
+	.figures = sched_figures,
+	.nr_figures = ARRAY_SIZE(sched_figures),
+	.labels = sched_labels,
+	.nr_labels = ARRAY_SIZE(sched_labels),
 };
 
 static const struct figure_file cgroup_file = {
-	"cgroup-stats.csv",
-	cgroup_figures,
-	ARRAY_SIZE(cgroup_figures),
+	.name = "cgroup-stats.csv",
+	.figures = cgroup_figures,
+	.nr_figures = ARRAY_SIZE(cgroup_figures),
+};
+
+static const struct figure_file pool_file = {
+	.name = "pool-stats.csv",
+	.by_pool = true,
+	.figures = pool_figures,
+	.nr_figures = ARRAY_SIZE(pool_figures),
 };
 
 /*
@@ -80,6 +96,7 @@ struct out_files {
 	struct row_file container;
 	struct row_file sched;
 	struct row_file cgroup;
+	struct row_file pool; /* open with --threads only */
 	struct row_file perf; /* not open when the run counts no events */
 	struct row_file host;
 	int summary_fd; /* OUT_FILES_SUMMARY_IN_PLACE: container-summary.json, else -1 */
@@ -191,6 +208,10 @@ static void figure_header(FILE *f, const struct figure_file *ff)
 	int i;
 
 	leading_header(f);
+	if (ff->by_pool) {
+		csv_sep(f);
+		csv_field(f, "pool");
+	}
 	for (i = 0; i < ff->nr_figures; i++) {
 		csv_sep(f);
 		csv_field(f, figure_columns[ff->figures[i]].name);
@@ -219,6 +240,10 @@ static void figure_row(FILE *f, const struct figure_file *ff, const struct cg_in
 	int i;
 
 	leading_fields(f, iv, r);
+	if (ff->by_pool) {
+		csv_sep(f);
+		csv_field(f, r->pool);
+	}
 	for (i = 0; i < ff->nr_figures; i++) {
 		valid = record_figure(r, iv->interval_ns, ff->figures[i], &value);
 		csv_sep(f);
@@ -302,7 +327,8 @@ static void host_row(struct out_files *o, const struct cg_interval *iv)
 
 static int commit_all(struct out_files *o)
 {
-	struct row_file *files[] = { &o->container, &o->sched, &o->cgroup, &o->perf, &o->host };
+	struct row_file *files[] = { &o->container, &o->sched, &o->cgroup,
+				     &o->pool,	    &o->perf,  &o->host };
 	size_t i;
 	int err = 0, ret;
 
@@ -327,7 +353,7 @@ struct out_files *out_files__open(const char *dir, unsigned int flags)
 	o = calloc(1, sizeof(*o));
 	if (!o)
 		return NULL;
-	o->container.fd = o->sched.fd = o->cgroup.fd = o->perf.fd = o->host.fd = -1;
+	o->container.fd = o->sched.fd = o->cgroup.fd = o->pool.fd = o->perf.fd = o->host.fd = -1;
 	o->summary_fd = -1;
 	o->dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (o->dirfd < 0) {
@@ -344,6 +370,13 @@ struct out_files *out_files__open(const char *dir, unsigned int flags)
 		figure_header(o->sched.rows, &sched_file);
 		figure_header(o->cgroup.rows, &cgroup_file);
 		err = commit_all(o);
+	}
+	if (!err && (flags & OUT_FILES_POOLS)) {
+		err = row_file_open(&o->pool, o->dirfd, pool_file.name);
+		if (!err) {
+			figure_header(o->pool.rows, &pool_file);
+			err = row_file_commit(&o->pool);
+		}
 	}
 	if (!err && (flags & OUT_FILES_PERF))
 		err = row_file_open(&o->perf, o->dirfd, "perf-stat.csv");
@@ -383,6 +416,8 @@ int out_files__write(struct out_files *o, const struct cg_interval *iv)
 		if (o->perf_rows)
 			perf_row(o->perf.rows, iv, r);
 	}
+	for (i = 0; i < iv->nr_pools && row_file_is_open(&o->pool); i++)
+		figure_row(o->pool.rows, &pool_file, iv, &iv->pools[i]);
 	if (o->host_columns && iv->host.valid)
 		host_row(o, iv);
 	return commit_all(o);
@@ -442,6 +477,7 @@ void out_files__close(struct out_files *o)
 	row_file_close(&o->container);
 	row_file_close(&o->sched);
 	row_file_close(&o->cgroup);
+	row_file_close(&o->pool);
 	row_file_close(&o->perf);
 	row_file_close(&o->host);
 	if (o->summary_fd >= 0)

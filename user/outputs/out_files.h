@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * The -o directory: container-stats.csv, sched-stats.csv, cgroup-stats.csv, perf-stat.csv (when
- * perf counts), host-io.csv (once the host sampler has a reading) and container-summary.json.
- * cgstat runs as root and the directory may be writable by others, so every file is opened relative
- * to the directory and a symlink in place of a file name makes the open fail instead of being
- * followed.
+ * The -o directory: container-stats.csv, sched-stats.csv, cgroup-stats.csv, pool-stats.csv (with
+ * --threads), perf-stat.csv (when perf counts), host-io.csv (once the host sampler has a reading)
+ * and container-summary.json. cgstat runs as root and the directory may be writable by others, so
+ * every file is opened relative to the directory and a symlink in place of a file name makes the
+ * open fail instead of being followed.
  */
 #ifndef CGSTAT_OUT_FILES_H
 #define CGSTAT_OUT_FILES_H
@@ -22,6 +22,7 @@ enum out_files_flags {
 	 * a file it holds open but can make none.
 	 */
 	OUT_FILES_SUMMARY_IN_PLACE = 1 << 1,
+	OUT_FILES_POOLS = 1 << 2, /* pool-stats.csv, with its header: --threads */
 };
 
 /*

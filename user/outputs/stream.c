@@ -115,6 +115,35 @@ static void write_csv(FILE *f, const struct cg_interval *iv, bool first)
 		csv_row(f, iv, &iv->records[i]);
 }
 
+static const enum cg_figure pool_figures[] = { CG_POOL_FIGURES };
+
+/* With --threads, a "pools" object in the record's: each pool's figures under its name. */
+static int json_pools(cJSON *obj, const struct cg_interval *iv, const struct cg_record *r)
+{
+	const struct cg_record *p;
+	cJSON *pools, *pool;
+	double value;
+	int i, err = 0;
+	size_t k;
+
+	if (!iv->pools)
+		return 0;
+	pools = cJSON_AddObjectToObject(obj, "pools");
+	if (!pools)
+		return -ENOMEM;
+	for (i = 0; i < r->nr_pools && !err; i++) {
+		p = &iv->pools[r->first_pool + i];
+		pool = json_add_object(pools, p->pool);
+		if (!pool)
+			return -errno;
+		for (k = 0; k < ARRAY_SIZE(pool_figures) && !err; k++)
+			if (record_figure(p, iv->interval_ns, pool_figures[k], &value))
+				err = json_add_number(pool, figure_columns[pool_figures[k]].name,
+						      value);
+	}
+	return err;
+}
+
 static int json_record(cJSON *containers, const struct cg_interval *iv, const struct cg_record *r)
 {
 	char buf[CG_LABEL_FIGURE_MAX];
@@ -147,7 +176,7 @@ static int json_record(cJSON *containers, const struct cg_interval *iv, const st
 	for (i = 0; i < CG_NR_DERIVED && !err; i++)
 		if (d.valid[i])
 			err = json_add_number(obj, derived_columns[i].name, d.value[i]);
-	return err;
+	return err ?: json_pools(obj, iv, r);
 }
 
 static int json_host(cJSON *root, const struct cg_host *h)

@@ -41,8 +41,9 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list 
 static int size_maps(struct cgstat_bpf *skel, uint32_t slots)
 {
 	struct bpf_map *maps[] = {
-		skel->maps.slot_live,	 skel->maps.slot_info,	skel->maps.slot_snap,
-		skel->maps.cgroup_slots, skel->maps.free_slots, skel->maps.slot_preempters,
+		skel->maps.slot_live,	 skel->maps.slot_info,	 skel->maps.slot_snap,
+		skel->maps.cgroup_slots, skel->maps.free_slots,	 skel->maps.slot_preempters,
+		skel->maps.pool_slots,	 skel->maps.pools_taken,
 	};
 	size_t i;
 	int err;
@@ -180,6 +181,8 @@ struct collector *collector__open(const struct collector_opts *opts)
 	if (!c)
 		return NULL;
 	c->max_slots = opts->all_cgroups ? opts->max_slots : (uint32_t)opts->nr_watched;
+	if (!opts->all_cgroups && opts->pools)
+		c->max_slots += (uint32_t)opts->nr_watched * CG_POOLS_PER_WATCHED;
 	c->nr_cpus = opts->nr_cpus;
 	c->zero_live = calloc(c->nr_cpus, sizeof(struct cg_slot_live));
 	if (!c->zero_live) {
@@ -197,6 +200,9 @@ struct collector *collector__open(const struct collector_opts *opts)
 	c->skel->rodata->max_slots = c->max_slots;
 	c->skel->rodata->nr_perf_events = opts->nr_perf_events;
 	c->skel->rodata->nr_cpus = opts->nr_cpus;
+	c->skel->rodata->pools = opts->pools && !opts->all_cgroups;
+	c->skel->rodata->pool_exact = opts->pool_exact;
+	bpf_program__set_autoload(c->skel->progs.cg_task_rename, c->skel->rodata->pools);
 	err = size_maps(c->skel, c->max_slots);
 	if (!err && opts->nr_perf_events)
 		err = bpf_map__set_max_entries(c->skel->maps.perf_events,
@@ -290,6 +296,11 @@ int collector__snapshot(struct collector *c, const struct cg_slot_snap **snap, u
 	*snap = c->snap;
 	*at_ns = c->skel->bss->snapshot_now;
 	return 0;
+}
+
+uint32_t collector__max_slots(const struct collector *c)
+{
+	return c->max_slots;
 }
 
 int collector__free_slot(struct collector *c, uint32_t slot, uint64_t cgid)

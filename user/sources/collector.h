@@ -23,6 +23,12 @@ struct collector_opts {
 	int nr_watched;
 	/* slots in the all-cgroups mode */
 	uint32_t max_slots;
+	/*
+	 * watched cgroups counted by thread pool (bpf/cgstat.h, CG_POOLS_PER_WATCHED); pool_exact:
+	 * a pool is a thread name, not its pattern
+	 */
+	bool pools;
+	bool pool_exact;
 	/* perf counter fds, event e of CPU c at [e * nr_cpus + c], -1 for an offline CPU */
 	const int *perf_fds;
 	int nr_perf_events;
@@ -43,6 +49,9 @@ struct collector *collector__open(const struct collector_opts *opts);
  */
 int collector__snapshot(struct collector *c, const struct cg_slot_snap **snap, uint32_t *nr_slots,
 			uint64_t *at_ns);
+
+/* How many slots there are: the drain's size. */
+uint32_t collector__max_slots(const struct collector *c);
 
 /* Give a removed cgroup's slot back for reuse; only once its snapshot shows no task. */
 int collector__free_slot(struct collector *c, uint32_t slot, uint64_t cgid);

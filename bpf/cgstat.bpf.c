@@ -142,6 +142,14 @@ struct task_state {
 	char comm[CG_COMM_LEN];
 	/* with pools: when it was last renamed (see cg_task_rename) */
 	__u64 renamed_at;
+	/*
+	 * With pools, for its thread record: its time asleep and blocked up to its last wakeup,
+	 * and what its last record reached (thread_record()), from its first sight on.
+	 */
+	__u64 off_ns[2];
+	__u64 recorded_time[CG_THREAD_TIMES];
+	__u64 recorded_count[CG_THREAD_COUNTS];
+	__u32 recorded_once;
 };
 
 /*
@@ -215,6 +223,7 @@ struct cpu_run {
 	 */
 	struct switch_out out;
 	struct switch_in in;
+	__u64 exiting; /* with pools: the thread whose exit this switch is, for thread_exited() */
 };
 
 /*
@@ -362,6 +371,20 @@ struct {
 	__type(key, __u32);
 	__type(value, __u32);
 } pools_taken SEC(".maps");
+
+/* Threads' last records, pushed at their exit with pools (the loader sizes it). */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 4096);
+} thread_exits SEC(".maps");
+
+/* A thread record is made here: too big for the stack beside the switch's. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct cg_thread_rec);
+} thread_scratch SEC(".maps");
 
 /* Slots the loader freed after their cgroup was removed, for reuse. */
 struct {
@@ -845,6 +868,34 @@ __noinline int task_move_cgroup(struct task_state *ts, __u64 cg, __u64 cgid, __u
 }
 
 /*
+ * Thread t's figures so far for its thread record (struct cg_thread_rec), with its time in the
+ * sleep it is in to now (0: none).
+ */
+static __always_inline void thread_figures(struct task_struct *t, const struct task_state *ts,
+					   __u64 now, __u64 *time_ns, __u64 *count)
+{
+	__u32 state = ts_state(ts);
+
+	time_ns[CG_ONCPU] = BPF_CORE_READ(t, se.sum_exec_runtime);
+	time_ns[CG_RUNQ] = BPF_CORE_READ(t, sched_info.run_delay);
+	time_ns[CG_SLEEP] = ts->off_ns[0];
+	time_ns[CG_BLOCKED] = ts->off_ns[1];
+	if (now && ts->state != TS_UNTRACKED && (state == CG_SLEEP || state == CG_BLOCKED) &&
+	    (__s64)(now - ts->since) > 0)
+		time_ns[state] += now - ts->since;
+	count[CG_NVCSW] = BPF_CORE_READ(t, nvcsw);
+	count[CG_NIVCSW] = BPF_CORE_READ(t, nivcsw);
+	count[CG_MIGRATIONS] = BPF_CORE_READ(t, se.nr_migrations);
+}
+
+/* A sleep or a block of a task, with pools, ended at now: for its thread record. */
+static __always_inline void thread_woke(struct task_state *ts, __u32 from, __u64 now)
+{
+	if (pools && (from == CG_SLEEP || from == CG_BLOCKED) && (__s64)(now - ts->since) > 0)
+		ts->off_ns[from == CG_BLOCKED] += now - ts->since;
+}
+
+/*
  * t's state, made on first sight, with its slots those of the cgroup it is in now: the hot
  * path compares the cgroup id and the watch list's generation, and takes the slow path only
  * when either changed. NULL where the kernel refuses to make it: it serialises task-storage
@@ -858,6 +909,7 @@ static __always_inline struct task_state *task_state_get(struct task_struct *t, 
 {
 	struct task_state *ts;
 	__u64 cgid, cg = 0;
+	__u32 counted;
 
 	ts = bpf_task_storage_get(&task_states, t, NULL, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!ts) {
@@ -875,9 +927,19 @@ static __always_inline struct task_state *task_state_get(struct task_struct *t, 
 		ts->nr_migrations = t->se.nr_migrations;
 	}
 	bpf_probe_read_kernel(&cg, sizeof(cg), &t->cgroups->dfl_cgrp);
-	if (pools)
-		bpf_probe_read_kernel(ts->comm, sizeof(ts->comm), t->comm);
+	if (!pools) {
+		task_move_cgroup(ts, cg, cgid, now, atomic);
+		return ts;
+	}
+	bpf_probe_read_kernel(ts->comm, sizeof(ts->comm), t->comm);
+	counted = ts->slots.nslots;
 	task_move_cgroup(ts, cg, cgid, now, atomic);
+	/* a rename seen off CPU: the task comes on in its new slots (renamed_on_cpu()) */
+	if (ts->state != CG_ONCPU + 1)
+		ts->renamed_at = 0;
+	/* its thread record counts from its first sight in a watched subtree (a move in) */
+	if (!counted && ts->slots.nslots)
+		thread_figures(t, ts, 0, ts->recorded_time, ts->recorded_count);
 	return ts;
 }
 
@@ -1094,6 +1156,7 @@ static __always_inline struct task_state *switch_in_decide(struct task_struct *n
 	 */
 	in->from = from == CG_ONCPU ? CG_NR_STATES : from;
 	in->wait = now - ts->since;
+	thread_woke(ts, from, now);
 	in->migrations = next->se.nr_migrations - ts->nr_migrations;
 	ts->nr_migrations = next->se.nr_migrations;
 	if (all_cgroups || ts->slots.nslots) {
@@ -1541,23 +1604,96 @@ static __always_inline void run_record(struct cpu_run *run, struct task_struct *
 }
 
 /*
+ * Thread t's record into rec: what it did since its last (or its first sight), and the figures
+ * it reached kept for the next. False when it did nothing but sleep, so that the thousands of
+ * idle threads of a pool make no record (but its first, which tells user space it lived).
+ */
+static __always_inline bool thread_record(struct task_struct *t, struct task_state *ts, __u64 now,
+					  struct cg_thread_rec *rec)
+{
+	__u64 moved = 0, v;
+	int i;
+
+	thread_figures(t, ts, now, rec->time_ns, rec->count);
+	for (i = 0; i < CG_THREAD_TIMES; i++) {
+		v = rec->time_ns[i];
+		rec->time_ns[i] = v - ts->recorded_time[i];
+		ts->recorded_time[i] = v;
+		if (i != CG_SLEEP)
+			moved |= rec->time_ns[i];
+	}
+	for (i = 0; i < CG_THREAD_COUNTS; i++) {
+		v = rec->count[i];
+		rec->count[i] = v - ts->recorded_count[i];
+		ts->recorded_count[i] = v;
+		moved |= rec->count[i];
+	}
+	rec->first = !ts->recorded_once;
+	ts->recorded_once = 1;
+	rec->tid = BPF_CORE_READ(t, pid);
+	rec->pid = BPF_CORE_READ(t, tgid);
+	BPF_CORE_READ_INTO(&rec->comm, t, comm);
+	rec->nslots = ts->slots.nslots;
+	__builtin_memcpy(rec->slot, ts->slots.slot, sizeof(rec->slot));
+	return moved || rec->first || rec->exited;
+}
+
+/*
+ * A thread of a watched cgroup exits (its last switch, with pools): its last record goes to
+ * user space now, its storage with it, so its last stretch counts in the interval it ran in. A
+ * global function, verified once; task is the thread's address (probe reads only).
+ */
+__noinline int thread_exited(struct task_state *ts, __u64 task)
+{
+	struct cg_thread_rec *rec;
+	__u32 zero = 0;
+
+	rec = bpf_map_lookup_elem(&thread_scratch, &zero);
+	if (!ts || !rec || !ts->slots.nslots)
+		return 0;
+	rec->exited = 1;
+	thread_record((struct task_struct *)task, ts, 0, rec);
+	if (bpf_ringbuf_output(&thread_exits, rec, sizeof(*rec), 0))
+		count_drop();
+	return 0;
+}
+
+/*
+ * The record's task, renamed in this stretch on CPU and resolved since to ts's slots, goes on
+ * CPU there from the rename on (until: now at the latest). Not before the last snapshot that
+ * found it here (thread_mark, else its switch-in): that snapshot reported its time to then in
+ * the old slots, and a move back in time would count it again in the new ones (a spinner that
+ * named itself and ran 0.5 s on did). The rename's time, the monotonic clock moved onto the
+ * run-queue clocks by an offset sampled on some CPU, is microseconds off this one's: kept
+ * within the stretch.
+ */
+static __always_inline void run_renamed(struct cpu_run *run, struct task_state *ts, __u64 until,
+					bool atomic)
+{
+	__u64 at = ts->renamed_at;
+
+	ts->renamed_at = 0;
+	if ((__s64)(at - run->thread_mark) < 0)
+		at = run->thread_mark;
+	if ((__s64)(until - at) < 0)
+		at = until;
+	slots_move(&run->slots, CG_ONCPU, CG_NR_STATES, at, atomic);
+	slots_move(&ts->slots, CG_NR_STATES, CG_ONCPU, at, atomic);
+}
+
+/*
  * Whether prev, which the record counts on CPU in the slots of its old pool, was renamed while
- * it ran here: if so the record's slots count it on CPU to the rename, and prev's new ones from
- * then, so that its switch-out releases it there.
+ * it ran here (renamed off CPU, it came on in its new slots): if so its old pool has it to the
+ * rename (run_renamed()) and its new one since, so that its switch-out releases it there.
  */
 static __always_inline bool renamed_on_cpu(struct cpu_run *run, struct task_struct *prev,
 					   struct task_state *prev_ts, struct switch_out *out)
 {
-	__u64 at;
-
-	if (!prev_ts || run->task != (__u64)prev || out->from != CG_NR_STATES)
+	if (!prev_ts || run->task != (__u64)prev || out->from != CG_NR_STATES ||
+	    !prev_ts->renamed_at)
 		return false;
-	at = prev_ts->renamed_at;
-	if ((__s64)(at - run->since) <= 0 || (__s64)(out->left - at) < 0)
-		return false;
-	slots_move(&run->slots, CG_ONCPU, CG_NR_STATES, at, false);
 	faults_to_run(run, out);
-	slots_move(&prev_ts->slots, CG_NR_STATES, CG_ONCPU, at, false);
+	run_renamed(run, prev_ts, out->left, false);
 	return true;
 }
 
@@ -1588,6 +1724,11 @@ int BPF_PROG(cg_sched_switch, bool preempt, struct task_struct *prev, struct tas
 	/* the idle task (pid 0, one per CPU) never counts */
 	if (prev->pid)
 		prev_ts = switch_out_decide(prev, preempt, prev_state, now, out);
+	if (pools && prev_ts && out->to >= CG_NR_STATES) {
+		/* read back from the map: a global function takes the address as a number */
+		run->exiting = (__u64)prev;
+		thread_exited(prev_ts, READ_ONCE(run->exiting));
+	}
 	if (next->pid)
 		next_ts = switch_in_decide(next, now, in);
 	/* who took the CPU: the cgroups are the tasks' own, as the slots were resolved for */
@@ -1696,6 +1837,7 @@ static __always_inline void wake_up(struct task_struct *p)
 	 */
 	if (from != CG_SLEEP && from != CG_BLOCKED)
 		return;
+	thread_woke(ts, from, now);
 	slots_move(&ts->slots, from, CG_RUNQ, now, false);
 	ts->state = CG_RUNQ + 1;
 	ts->since = now;
@@ -1827,6 +1969,44 @@ int cg_seed_tasks(struct bpf_iter__task *ctx)
 	else
 		state = CG_SLEEP;
 	task_track(t, ts, state, now, true);
+	return 0;
+}
+
+extern int bpf_iter_css_task_new(struct bpf_iter_css_task *it, struct cgroup_subsys_state *css,
+				 unsigned int flags) __weak __ksym;
+extern struct task_struct *bpf_iter_css_task_next(struct bpf_iter_css_task *it) __weak __ksym;
+extern void bpf_iter_css_task_destroy(struct bpf_iter_css_task *it) __weak __ksym;
+
+/*
+ * The threads of one cgroup of a watched subtree (the loader walks each subtree in pre-order):
+ * each one's record, unless it only slept. Only the threads of watched cgroups are visited, not
+ * every task of the host, so the drain's cost follows the watched threads. Loaded with --threads
+ * only (bpf_iter_css_task_new() is in kernels from 6.7).
+ */
+SEC("iter/cgroup")
+int cg_threads(struct bpf_iter__cgroup *ctx)
+{
+	struct seq_file *seq = ctx->meta->seq;
+	struct cgroup *cg = ctx->cgroup;
+	struct bpf_iter_css_task it;
+	struct cg_thread_rec *rec;
+	struct task_state *ts;
+	struct task_struct *t;
+	__u32 zero = 0;
+
+	rec = bpf_map_lookup_elem(&thread_scratch, &zero);
+	if (!cg || !rec)
+		return 0;
+	bpf_iter_css_task_new(&it, &cg->self, 0);
+	while ((t = bpf_iter_css_task_next(&it))) {
+		ts = bpf_task_storage_get(&task_states, t, NULL, 0);
+		if (!ts || !ts->slots.nslots || ts->state == TS_UNTRACKED)
+			continue;
+		rec->exited = 0;
+		if (thread_record(t, ts, clock_now(t), rec))
+			bpf_seq_write(seq, rec, sizeof(*rec));
+	}
+	bpf_iter_css_task_destroy(&it);
 	return 0;
 }
 
@@ -2039,6 +2219,30 @@ static __always_inline long slot_busiest(__u32 index, void *ctx)
  * busiest thread, which a lone spinning thread that never switches out would otherwise never
  * be. From now on it counts in the next interval.
  */
+/*
+ * A task renamed while it runs here, found by a snapshot: it counts in its new pool from the
+ * rename on, in this interval already (a spinner that names itself as it starts may run for
+ * seconds before its first switch). Resolved here as its next event would.
+ */
+static __always_inline void snapshot_renamed(struct cpu_run *run, struct task_struct *current,
+					     __u64 now)
+{
+	struct task_state *ts;
+
+	if (!pools || !current->pid || run->task != (__u64)current)
+		return;
+	ts = bpf_task_storage_get(&task_states, current, NULL, 0);
+	if (!ts || !ts->renamed_at)
+		return;
+	ts = task_state_get(current, now, true, true);
+	if (!ts || !ts->renamed_at || run_slots_are(run, ts))
+		return;
+	run_renamed(run, ts, now, true);
+	run->slots = ts->slots;
+	run->cgid = ts->cgid;
+	run->gen = ts->gen;
+}
+
 static __always_inline void thread_snapshot(struct cpu_run *run, struct task_struct *current,
 					    __u64 now, __u64 stolen)
 {
@@ -2089,6 +2293,7 @@ int cg_snapshot(struct bpf_raw_tracepoint_args *ctx)
 		task_clock_untasked(current, &untasked);
 		run_idle_repair(run, current, c.now, untasked);
 		c.open_stolen = run_stolen(run, untasked, c.now);
+		snapshot_renamed(run, current, c.now);
 		thread_snapshot(run, current, c.now, c.open_stolen);
 	}
 

@@ -225,6 +225,29 @@ struct cg_slot_snap {
 	__u32 runq_hist[CG_HIST_BUCKETS];
 };
 
+/*
+ * One thread of a watched cgroup, with --threads (thread-stats.csv): what it did since its last
+ * record, as the thread iterator (each drain) or its exit (at its last switch) hands it over.
+ * On-CPU and run-queue time and the counts are the kernel's own per-task figures
+ * (se.sum_exec_runtime, sched_info.run_delay, nvcsw, nivcsw, se.nr_migrations), sleep and
+ * blocked time cgstat's (the kernel has no per-task split without schedstats); each indexed by
+ * its enum cg_state or enum cg_count.
+ */
+#define CG_THREAD_TIMES	 (CG_BLOCKED + 1)
+#define CG_THREAD_COUNTS (CG_MIGRATIONS + 1)
+
+struct cg_thread_rec {
+	__u32 tid;
+	__u32 pid;
+	__u32 first;  /* its first record: it was new since the last drain (or at start) */
+	__u32 exited; /* its last: it exited since the last drain */
+	char comm[CG_COMM_LEN];
+	__u32 nslots; /* the slots it counts in (pool slots): which containers it is of */
+	__u32 slot[CG_MAX_NEST];
+	__u64 time_ns[CG_THREAD_TIMES];
+	__u64 count[CG_THREAD_COUNTS];
+};
+
 /* The snapshot program's context: BPF_PROG_TEST_RUN passes it as the raw_tp argument array. */
 struct cg_snapshot_args {
 	__u64 first_cpu; /* 1 on the first CPU of a snapshot: overwrite rather than add */

@@ -286,6 +286,21 @@ static int drain_preempters(struct run *r, uint32_t nr_slots)
 	return 0;
 }
 
+/* With --threads, the thread records into the drain, right after the snapshot. */
+static int drain_threads(struct run *r)
+{
+	const struct cg_thread_rec *recs;
+	size_t nr;
+	int err;
+
+	err = collector__threads(r->collector, r->watched->ids, r->watched->nr, &recs, &nr);
+	if (!err)
+		err = drain__threads(r->drain, recs, nr, r->opts->threads);
+	if (err)
+		fprintf(stderr, "cgstat: thread records: %s\n", strerror(-err));
+	return err;
+}
+
 /* A removed cgroup has had its last record: the summary and the metrics let it go. */
 static void retire_cgroup(void *ctx, const char *name, uint64_t cgid)
 {
@@ -344,6 +359,8 @@ static int run_interval(struct run *r, uint64_t epoch_ms, uint64_t mono_ns)
 	}
 	slots__begin_interval(r->slots);
 	err = drain_preempters(r, nr_slots);
+	if (!err && r->opts->threads)
+		err = drain_threads(r);
 	if (err)
 		return err;
 	err = drain__interval(r->drain, snap, nr_slots, slots__all_cgroups(r->slots), &iv);
@@ -480,6 +497,7 @@ static int run_loop(struct run *r)
 		err = write_summary(r, start_ms, clock_ns(CLOCK_REALTIME) / NSEC_PER_MSEC);
 	if (r->command)
 		summary__print_brief(r->summary, stderr);
+	summary__print_stages(r->summary, stderr);
 	return err;
 }
 

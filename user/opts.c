@@ -100,6 +100,7 @@ static const char usage_text[] =
 	"  perf-stat.csv           per cgroup and interval: perf counters\n"
 	"  cgroup-stats.csv        per cgroup and interval: CPU throttling, pressure stall times\n"
 	"  pool-stats.csv          with --threads, per thread pool and interval: time, switches\n"
+	"  thread-stats.csv        with --threads=N, the N busiest threads of each interval\n"
 	"  host-io.csv             per interval: host CPU busy and iowait, disk throughput\n"
 	"  container-summary.json  per cgroup: averages and rates over the whole run\n"
 	"\n"

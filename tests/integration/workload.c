@@ -42,8 +42,8 @@
  *                                                 all run, and no report: the test reads
  *                                                 /proc while it runs
  *   workload [--cgroup DIR] pools SECONDS      12 named threads for SECONDS: serial-ml-7
- *                                                 spins; io-3-1 to io-3-3 spin 2 ms and
- *                                                 sleep 3 ms; idle-10 to idle-17 sleep 20 ms
+ *                                                 spins; io-3-1 to io-3-3 spin 0.5 ms and
+ *                                                 sleep 4.5 ms; idle-10 to idle-17 sleep 20 ms
  *                                                 at a time; each thread's name is in the
  *                                                 report ("comm")
  *   workload [--cgroup DIR] messaging GROUPS LOOPS
@@ -557,13 +557,19 @@ static void *pools_thread(void *arg)
 		snprintf(name, sizeof(name), "idle-%d", (6 + i) % 100);
 	if (pthread_setname_np(pthread_self(), name))
 		die("pthread_setname_np");
-	if (i == 0)
+	if (i == 0) {
 		spin_ns((uint64_t)(seconds * 1e9));
-	else if (i <= 3)
-		return steady(arg);
-	else
+	} else if (i <= 3) {
+		/* 0.1 of a core each: the spinner keeps a CPU to itself on 2 */
+		nap.tv_nsec = 4500000;
+		while (now_ns() < end) {
+			spin_ns(500000);
+			nanosleep(&nap, NULL);
+		}
+	} else {
 		while (now_ns() < end)
 			nanosleep(&nap, NULL);
+	}
 	park();
 	return arg;
 }

@@ -122,6 +122,11 @@ enum cg_figure {
 		CG_FIG_BLOCKED_MILLIS, CG_FIG_VCSW, CG_FIG_IVCSW, CG_FIG_MIGRATIONS,  \
 		CG_FIG_BUSIEST_THREAD_CORES
 
+/* thread-stats.csv's figures in its column order (after pool), for every output that has them */
+#define CG_THREAD_FIGURES                                                                    \
+	CG_FIG_ONCPU_MILLIS, CG_FIG_RUNQ_MILLIS, CG_FIG_SLEEP_MILLIS, CG_FIG_BLOCKED_MILLIS, \
+		CG_FIG_VCSW, CG_FIG_IVCSW, CG_FIG_MIGRATIONS
+
 extern const struct cg_figure_column figure_columns[CG_NR_FIGURES];
 
 /*

@@ -69,6 +69,15 @@ struct drain {
 	uint32_t *record_slot;		     /* the slot of each of records */
 	struct cg_record *pools_out;	     /* pool_records by cgroup, for iv->pools */
 	char (*pool_names)[CG_COMM_LEN + 1]; /* by slot */
+	/* with pools: the interval's thread records, and what is made of them */
+	const struct cg_thread_rec *thread_recs;
+	size_t nr_thread_recs;
+	uint32_t threads_top;
+	int *slot_record; /* by slot: its record's index, or -1 */
+	struct cg_interval_thread *all_threads;
+	size_t all_threads_cap;
+	struct cg_record *thread_rows;
+	size_t thread_rows_cap;
 };
 
 /* The pool of a cgroup's threads that count in its own slot (docs/metrics.md). */
@@ -119,7 +128,9 @@ int drain__set_pools(struct drain *d)
 	d->pools_out = calloc(d->max_slots, sizeof(*d->pools_out));
 	d->pool_owner = calloc(d->max_slots, sizeof(*d->pool_owner));
 	d->pool_names = calloc(d->max_slots, sizeof(*d->pool_names));
-	if (!d->pool_records || !d->pools_out || !d->pool_owner || !d->pool_names)
+	d->slot_record = calloc(d->max_slots, sizeof(*d->slot_record));
+	if (!d->pool_records || !d->pools_out || !d->pool_owner || !d->pool_names ||
+	    !d->slot_record)
 		return -ENOMEM;
 	d->pools = true;
 	return 0;
@@ -390,6 +401,118 @@ static void records_from_pools(struct drain *d, int n, int nr_pool_records, stru
 	iv->nr_pools = out;
 }
 
+int drain__threads(struct drain *d, const struct cg_thread_rec *recs, size_t nr, uint32_t top)
+{
+	size_t cap = nr * CG_MAX_NEST;
+	void *grown;
+
+	if (cap > d->all_threads_cap) {
+		grown = realloc(d->all_threads, cap * sizeof(*d->all_threads));
+		if (!grown)
+			return -ENOMEM;
+		d->all_threads = grown;
+		d->all_threads_cap = cap;
+	}
+	d->thread_recs = recs;
+	d->nr_thread_recs = nr;
+	d->threads_top = top;
+	return 0;
+}
+
+/* Busiest first within a record, the records in their order; then by thread id. */
+static int thread_order(const void *a, const void *b)
+{
+	const struct cg_interval_thread *x = a, *y = b;
+
+	if (x->record != y->record)
+		return x->record < y->record ? -1 : 1;
+	if (x->busy_ns != y->busy_ns)
+		return x->busy_ns > y->busy_ns ? -1 : 1;
+	return x->rec->tid < y->rec->tid ? -1 : x->rec->tid > y->rec->tid;
+}
+
+/* A record of thread t for thread-stats.csv: its figures, its pool, itself as busiest. */
+static void thread_row(struct cg_record *r, const struct cg_interval_thread *t,
+		       const struct cg_record *owner)
+{
+	const struct cg_thread_rec *rec = t->rec;
+	int s, k;
+
+	memset(r, 0, sizeof(*r));
+	r->name = owner->name;
+	r->cgid = owner->cgid;
+	r->pool = t->pool;
+	r->thread = rec;
+	r->tasks = !rec->exited;
+	for (s = 0; s < CG_THREAD_TIMES; s++)
+		r->time_ns[s] = rec->time_ns[s];
+	for (k = 0; k < CG_THREAD_COUNTS; k++)
+		r->count[k] = rec->count[k];
+	r->busiest.on_cpu_ns = rec->time_ns[CG_ONCPU];
+	r->busiest.tid = rec->tid;
+	memcpy(r->busiest.comm, rec->comm, CG_COMM_LEN);
+	r->busiest.comm[strnlen(r->busiest.comm, CG_COMM_LEN)] = '\0';
+}
+
+/*
+ * With pools: each thread record once for every cgroup it counts in (a watched cgroup and its
+ * watched ancestors), by the slots it counts in, ranked; and records of each cgroup's busiest.
+ */
+static int records_threads(struct drain *d, const struct cg_slot_snap *snap, uint32_t nr_slots,
+			   int n, struct cg_interval *iv)
+{
+	const struct cg_thread_rec *rec;
+	struct cg_interval_thread *t;
+	size_t i, nr = 0, rows;
+	uint32_t k, s, owner;
+	int r, at;
+	void *grown;
+
+	for (s = 0; s < nr_slots; s++)
+		d->slot_record[s] = -1;
+	for (r = 0; r < n; r++)
+		d->slot_record[d->record_slot[r]] = r;
+	for (i = 0; i < d->nr_thread_recs; i++) {
+		rec = &d->thread_recs[i];
+		for (k = 0; k < rec->nslots && k < CG_MAX_NEST; k++) {
+			s = rec->slot[k];
+			if (s >= nr_slots)
+				continue;
+			owner = snap[s].pool_of ? snap[s].pool_of - 1 : s;
+			if (owner >= nr_slots || d->slot_record[owner] < 0)
+				continue;
+			t = &d->all_threads[nr++];
+			t->rec = rec;
+			t->record = d->slot_record[owner];
+			t->pool = owner == s ? POOL_OTHER : d->pool_names[s];
+			t->busy_ns = rec->time_ns[CG_ONCPU] + rec->time_ns[CG_RUNQ] +
+				     rec->time_ns[CG_BLOCKED];
+		}
+	}
+	qsort(d->all_threads, nr, sizeof(*d->all_threads), thread_order);
+	rows = (size_t)n * d->threads_top;
+	if (rows > d->thread_rows_cap) {
+		grown = realloc(d->thread_rows, rows * sizeof(*d->thread_rows));
+		if (!grown)
+			return -ENOMEM;
+		d->thread_rows = grown;
+		d->thread_rows_cap = rows;
+	}
+	iv->nr_threads = 0;
+	for (r = 0, i = 0; r < n; r++) {
+		d->records[r].first_thread = iv->nr_threads;
+		for (at = 0; i < nr && d->all_threads[i].record == r; i++, at++)
+			if ((uint32_t)at < d->threads_top)
+				thread_row(&d->thread_rows[iv->nr_threads++], &d->all_threads[i],
+					   &d->records[r]);
+		d->records[r].nr_threads = iv->nr_threads - d->records[r].first_thread;
+	}
+	iv->threads = d->thread_rows;
+	iv->all_threads = d->all_threads;
+	iv->nr_all_threads = (int)nr;
+	return 0;
+}
+
 int drain__interval(struct drain *d, const struct cg_slot_snap *snap, uint32_t nr_slots,
 		    bool active_only, struct cg_interval *iv)
 {
@@ -413,7 +536,8 @@ int drain__interval(struct drain *d, const struct cg_slot_snap *snap, uint32_t n
 		r = cur->pool_of && d->pools ? &d->pool_records[np] : &d->records[n];
 		memset(r->counter_valid, 0, sizeof(r->counter_valid));
 		r->pool = NULL;
-		r->first_pool = r->nr_pools = 0;
+		r->thread = NULL;
+		r->first_pool = r->nr_pools = r->first_thread = r->nr_threads = 0;
 		record_fill(d, r, cur, prev);
 		d->prev[slot] = *cur;
 		if (r != &d->records[n]) {
@@ -437,8 +561,11 @@ int drain__interval(struct drain *d, const struct cg_slot_snap *snap, uint32_t n
 			d->gone[nr_gone++] = n;
 		n++;
 	}
-	if (d->pools)
+	if (d->pools) {
 		records_from_pools(d, n, np, iv);
+		if (records_threads(d, snap, nr_slots, n, iv))
+			return -ENOMEM;
+	}
 	iv->records = d->records;
 	iv->nr_records = nr_gone ? records_merge_gone(d, n, nr_gone) : n;
 	return 0;
@@ -548,5 +675,8 @@ void drain__free(struct drain *d)
 	free(d->pools_out);
 	free(d->pool_owner);
 	free(d->pool_names);
+	free(d->slot_record);
+	free(d->all_threads);
+	free(d->thread_rows);
 	free(d);
 }

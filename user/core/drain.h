@@ -36,6 +36,14 @@ struct drain *drain__new(uint32_t max_slots, const struct drain_column *cols, in
  */
 int drain__set_pools(struct drain *d);
 
+/*
+ * With pools, the thread records of the interval (collector__threads()), before
+ * drain__interval(), which lists them by record in iv->all_threads and makes records of the
+ * busiest top of each record's in iv->threads. recs must live until the interval is written.
+ * 0 or -ENOMEM.
+ */
+int drain__threads(struct drain *d, const struct cg_thread_rec *recs, size_t nr, uint32_t top);
+
 /* Take the values intervals are measured from (the snapshot right after attaching). */
 void drain__baseline(struct drain *d, const struct cg_slot_snap *snap, uint32_t nr_slots);
 

@@ -63,6 +63,11 @@ struct cg_record {
 	/* a cgroup's record with --threads: its pools are iv->pools[first_pool, +nr_pools) */
 	int first_pool;
 	int nr_pools;
+	/* and its busiest threads iv->threads[first_thread, +nr_threads) */
+	int first_thread;
+	int nr_threads;
+	/* a thread's record (thread-stats.csv): who it is; NULL otherwise */
+	const struct cg_thread_rec *thread;
 	uint64_t cgid;
 	uint64_t tasks; /* threads in the cgroup (its subtree when watched) at the end */
 	uint64_t time_ns[CG_NR_STATES]; /* on-CPU, run-queue, sleep, blocked, stolen */
@@ -124,6 +129,17 @@ struct cg_health {
 	uint64_t inconsistencies; /* snapshots with more tasks on a CPU than one: must be 0 */
 };
 
+/*
+ * A thread of a record in the interval, with --threads: each thread that did more than sleep,
+ * or was new, or exited (bpf/cgstat.h, struct cg_thread_rec).
+ */
+struct cg_interval_thread {
+	const struct cg_thread_rec *rec;
+	int record;	  /* its cgroup's, in iv->records */
+	const char *pool; /* its pool's name */
+	uint64_t busy_ns; /* on-CPU, run-queue and blocked time: what ranks threads */
+};
+
 /* One drain: every cgroup's record for the interval that ended at epoch_ms. */
 struct cg_interval {
 	uint64_t epoch_ms;    /* wall clock at the interval's end */
@@ -143,6 +159,14 @@ struct cg_interval {
 	 */
 	int nr_pools;
 	struct cg_record *pools;
+	/*
+	 * With --threads: every thread of the interval, by record, busiest first; and a record
+	 * each of the busiest --threads N of each record (thread-stats.csv), by record.
+	 */
+	int nr_all_threads;
+	const struct cg_interval_thread *all_threads;
+	int nr_threads;
+	struct cg_record *threads;
 };
 
 #endif /* CGSTAT_RECORD_H */

@@ -23,7 +23,8 @@
  */
 struct figure_file {
 	const char *name;
-	bool by_pool;
+	bool by_pool;	/* pool after container */
+	bool by_thread; /* tid, pid, comm and pool after container */
 	const enum cg_figure *figures;
 	int nr_figures;
 	const enum cg_label_figure *labels;
@@ -49,6 +50,8 @@ static const enum cg_label_figure sched_labels[] = { CG_LABEL_TOP_PREEMPTER, CG_
 static const enum cg_figure cgroup_figures[] = { CG_CGROUPFS_FIGURES };
 
 static const enum cg_figure pool_figures[] = { CG_POOL_FIGURES };
+
+static const enum cg_figure thread_figures[] = { CG_THREAD_FIGURES };
 
 static const struct figure_file container_file = {
 	.name = "container-stats.csv",
@@ -77,6 +80,13 @@ static const struct figure_file pool_file = {
 	.nr_figures = ARRAY_SIZE(pool_figures),
 };
 
+static const struct figure_file thread_file = {
+	.name = "thread-stats.csv",
+	.by_thread = true,
+	.figures = thread_figures,
+	.nr_figures = ARRAY_SIZE(thread_figures),
+};
+
 /*
  * A CSV file written a whole interval at a time: its rows are formatted in memory and go to
  * the file in one write at the interval's end. A write that fails or falls short (a full disk)
@@ -96,8 +106,9 @@ struct out_files {
 	struct row_file container;
 	struct row_file sched;
 	struct row_file cgroup;
-	struct row_file pool; /* open with --threads only */
-	struct row_file perf; /* not open when the run counts no events */
+	struct row_file pool;	/* open with --threads only */
+	struct row_file thread; /* the same */
+	struct row_file perf;	/* not open when the run counts no events */
 	struct row_file host;
 	int summary_fd; /* OUT_FILES_SUMMARY_IN_PLACE: container-summary.json, else -1 */
 	bool perf_decided;
@@ -207,10 +218,15 @@ static void figure_header(FILE *f, const struct figure_file *ff)
 {
 	int i;
 
+	static const char *const thread_columns[] = { "tid", "pid", "comm", "pool" };
+
 	leading_header(f);
-	if (ff->by_pool) {
+	if (ff->by_pool || ff->by_thread) {
 		csv_sep(f);
-		csv_field(f, "pool");
+		if (ff->by_thread)
+			csv_fields(f, thread_columns, ARRAY_SIZE(thread_columns));
+		else
+			csv_field(f, "pool");
 	}
 	for (i = 0; i < ff->nr_figures; i++) {
 		csv_sep(f);
@@ -240,7 +256,15 @@ static void figure_row(FILE *f, const struct figure_file *ff, const struct cg_in
 	int i;
 
 	leading_fields(f, iv, r);
-	if (ff->by_pool) {
+	if (ff->by_thread && r->thread) {
+		csv_sep(f);
+		csv_u64(f, r->thread->tid);
+		csv_sep(f);
+		csv_u64(f, r->thread->pid);
+		csv_sep(f);
+		csv_field(f, r->busiest.comm);
+	}
+	if (ff->by_pool || ff->by_thread) {
 		csv_sep(f);
 		csv_field(f, r->pool);
 	}
@@ -327,8 +351,8 @@ static void host_row(struct out_files *o, const struct cg_interval *iv)
 
 static int commit_all(struct out_files *o)
 {
-	struct row_file *files[] = { &o->container, &o->sched, &o->cgroup,
-				     &o->pool,	    &o->perf,  &o->host };
+	struct row_file *files[] = { &o->container, &o->sched, &o->cgroup, &o->pool,
+				     &o->thread,    &o->perf,  &o->host };
 	size_t i;
 	int err = 0, ret;
 
@@ -343,6 +367,17 @@ static int commit_all(struct out_files *o)
 	return err;
 }
 
+/* A file of ff's rows, made with its header. */
+static int figure_file_open(struct row_file *rf, int dirfd, const struct figure_file *ff)
+{
+	int err = row_file_open(rf, dirfd, ff->name);
+
+	if (err)
+		return err;
+	figure_header(rf->rows, ff);
+	return row_file_commit(rf);
+}
+
 struct out_files *out_files__open(const char *dir, unsigned int flags)
 {
 	struct out_files *o;
@@ -353,7 +388,8 @@ struct out_files *out_files__open(const char *dir, unsigned int flags)
 	o = calloc(1, sizeof(*o));
 	if (!o)
 		return NULL;
-	o->container.fd = o->sched.fd = o->cgroup.fd = o->pool.fd = o->perf.fd = o->host.fd = -1;
+	o->container.fd = o->sched.fd = o->cgroup.fd = o->pool.fd = o->thread.fd = o->perf.fd =
+		o->host.fd = -1;
 	o->summary_fd = -1;
 	o->dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (o->dirfd < 0) {
@@ -371,13 +407,10 @@ struct out_files *out_files__open(const char *dir, unsigned int flags)
 		figure_header(o->cgroup.rows, &cgroup_file);
 		err = commit_all(o);
 	}
-	if (!err && (flags & OUT_FILES_POOLS)) {
-		err = row_file_open(&o->pool, o->dirfd, pool_file.name);
-		if (!err) {
-			figure_header(o->pool.rows, &pool_file);
-			err = row_file_commit(&o->pool);
-		}
-	}
+	if (!err && (flags & OUT_FILES_POOLS))
+		err = figure_file_open(&o->pool, o->dirfd, &pool_file);
+	if (!err && (flags & OUT_FILES_POOLS))
+		err = figure_file_open(&o->thread, o->dirfd, &thread_file);
 	if (!err && (flags & OUT_FILES_PERF))
 		err = row_file_open(&o->perf, o->dirfd, "perf-stat.csv");
 	if (!err)
@@ -418,6 +451,8 @@ int out_files__write(struct out_files *o, const struct cg_interval *iv)
 	}
 	for (i = 0; i < iv->nr_pools && row_file_is_open(&o->pool); i++)
 		figure_row(o->pool.rows, &pool_file, iv, &iv->pools[i]);
+	for (i = 0; i < iv->nr_threads && row_file_is_open(&o->thread); i++)
+		figure_row(o->thread.rows, &thread_file, iv, &iv->threads[i]);
 	if (o->host_columns && iv->host.valid)
 		host_row(o, iv);
 	return commit_all(o);
@@ -478,6 +513,7 @@ void out_files__close(struct out_files *o)
 	row_file_close(&o->sched);
 	row_file_close(&o->cgroup);
 	row_file_close(&o->pool);
+	row_file_close(&o->thread);
 	row_file_close(&o->perf);
 	row_file_close(&o->host);
 	if (o->summary_fd >= 0)

@@ -116,30 +116,59 @@ static void write_csv(FILE *f, const struct cg_interval *iv, bool first)
 }
 
 static const enum cg_figure pool_figures[] = { CG_POOL_FIGURES };
+static const enum cg_figure thread_figures[] = { CG_THREAD_FIGURES };
 
-/* With --threads, a "pools" object in the record's: each pool's figures under its name. */
+/* figs of r into obj, each that is available under its name. */
+static int json_figures(cJSON *obj, const struct cg_interval *iv, const struct cg_record *r,
+			const enum cg_figure *figs, size_t nr)
+{
+	double value;
+	size_t k;
+	int err = 0;
+
+	for (k = 0; k < nr && !err; k++)
+		if (record_figure(r, iv->interval_ns, figs[k], &value))
+			err = json_add_number(obj, figure_columns[figs[k]].name, value);
+	return err;
+}
+
+/*
+ * With --threads, a "pools" object in the record's (each pool's figures under its name) and a
+ * "threads" one (its busiest threads under their ids, busiest first, with name and pool).
+ */
 static int json_pools(cJSON *obj, const struct cg_interval *iv, const struct cg_record *r)
 {
 	const struct cg_record *p;
-	cJSON *pools, *pool;
-	double value;
+	cJSON *pools, *threads, *item;
+	char tid[16];
 	int i, err = 0;
-	size_t k;
 
 	if (!iv->pools)
 		return 0;
 	pools = cJSON_AddObjectToObject(obj, "pools");
-	if (!pools)
+	threads = cJSON_AddObjectToObject(obj, "threads");
+	if (!pools || !threads)
 		return -ENOMEM;
 	for (i = 0; i < r->nr_pools && !err; i++) {
 		p = &iv->pools[r->first_pool + i];
-		pool = json_add_object(pools, p->pool);
-		if (!pool)
+		item = json_add_object(pools, p->pool);
+		if (!item)
 			return -errno;
-		for (k = 0; k < ARRAY_SIZE(pool_figures) && !err; k++)
-			if (record_figure(p, iv->interval_ns, pool_figures[k], &value))
-				err = json_add_number(pool, figure_columns[pool_figures[k]].name,
-						      value);
+		err = json_figures(item, iv, p, pool_figures, ARRAY_SIZE(pool_figures));
+	}
+	for (i = 0; i < r->nr_threads && !err; i++) {
+		p = &iv->threads[r->first_thread + i];
+		snprintf(tid, sizeof(tid), "%u", p->thread->tid);
+		item = json_add_object(threads, tid);
+		if (!item)
+			return -errno;
+		err = json_add_label(item, "comm", p->busiest.comm);
+		if (!err)
+			err = json_add_number(item, "pid", p->thread->pid);
+		if (!err)
+			err = json_add_label(item, "pool", p->pool);
+		if (!err)
+			err = json_figures(item, iv, p, thread_figures, ARRAY_SIZE(thread_figures));
 	}
 	return err;
 }
@@ -158,9 +187,7 @@ static int json_record(cJSON *containers, const struct cg_interval *iv, const st
 	obj = json_add_object(containers, r->name);
 	if (!obj)
 		return -errno;
-	for (i = 0; i < ARRAY_SIZE(stream_figures) && !err; i++)
-		if (record_figure(r, iv->interval_ns, stream_figures[i], &value))
-			err = json_add_number(obj, figure_columns[stream_figures[i]].name, value);
+	err = json_figures(obj, iv, r, stream_figures, ARRAY_SIZE(stream_figures));
 	for (i = 0; i < CG_NR_LABEL_FIGURES && !err; i++) {
 		label = record_label_figure(iv, r, i, buf);
 		if (label)

@@ -10,6 +10,7 @@
 #include "hist.h"
 #include "json_util.h"
 #include "message.h"
+#include "stages.h"
 #include "summary.h"
 #include "util.h"
 
@@ -95,6 +96,7 @@ struct summary {
 	double *host_sums;
 	uint64_t *host_counts;
 	int nr_host_columns;
+	struct stages *stages; /* with --threads (intervals with pools): made at the first */
 };
 
 /* A histogram on the spare list. */
@@ -412,9 +414,22 @@ int summary__add(struct summary *s, const struct cg_interval *iv)
 		}
 	}
 	s->total_ns += iv->interval_ns;
+	if (iv->pools && !s->stages && !(s->stages = stages__new()))
+		return -ENOMEM;
+	if (iv->pools) {
+		err = stages__add(s->stages, iv);
+		if (err)
+			return err;
+	}
 	if (iv->host.valid)
 		return add_host(s, &iv->host);
 	return 0;
+}
+
+void summary__print_stages(const struct summary *s, FILE *f)
+{
+	if (s->stages)
+		stages__print(s->stages, f);
 }
 
 /* e, retired, into FOLDED_NAME's entry, which then stands for it. */
@@ -647,6 +662,8 @@ static int json_containers(cJSON *root, const struct summary *s)
 			err = json_preempters(obj, e);
 		if (!err)
 			err = json_verdicts(obj, &e->sums);
+		if (!err && s->stages)
+			err = stages__json(s->stages, e->name, obj);
 		add_sums(&all_sums, &e->sums, s->nr_events);
 		all_sums.tasks += e->sums.tasks;
 	}
@@ -781,5 +798,6 @@ void summary__free(struct summary *s)
 	free(s->host_columns);
 	free(s->host_sums);
 	free(s->host_counts);
+	stages__free(s->stages);
 	free(s);
 }

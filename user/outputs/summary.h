@@ -63,6 +63,12 @@ char *summary__to_json(const struct summary *s, uint64_t start_ms, uint64_t end_
  */
 void summary__print_brief(const struct summary *s, FILE *f);
 
+/*
+ * With --threads, the serial stage verdict of each container that had one, a line each to f
+ * (stages.h); nothing otherwise.
+ */
+void summary__print_stages(const struct summary *s, FILE *f);
+
 void summary__free(struct summary *s);
 
 #endif /* CGSTAT_SUMMARY_H */

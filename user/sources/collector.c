@@ -23,9 +23,21 @@ struct collector {
 	struct cg_slot_preempters *preempters; /* slot_preempters, mapped read-write */
 	size_t preempters_len;
 	struct cg_preempter *pairs; /* collector__preempters()'s, CG_PREEMPTERS_PER_SLOT a slot */
+	/* with pools: a thread iterator per watched cgroup, by its id then; the exits' ring */
+	struct bpf_link **thread_links;
+	uint64_t *thread_link_cgids;
+	int nr_thread_links;
+	struct ring_buffer *exits;
+	struct cg_thread_rec *recs; /* collector__threads()'s */
+	size_t nr_recs, recs_cap;
 };
 
+/* The exits' ring: thread records pushed as threads exit, a page at least. */
+#define THREAD_EXITS_BYTES (1u << 20)
+
 static bool libbpf_verbose;
+
+static int thread_exit_add(void *ctx, void *data, size_t size);
 
 /*
  * libbpf's warnings always; with -vv everything it says, its debug messages too, as
@@ -203,7 +215,11 @@ struct collector *collector__open(const struct collector_opts *opts)
 	c->skel->rodata->pools = opts->pools && !opts->all_cgroups;
 	c->skel->rodata->pool_exact = opts->pool_exact;
 	bpf_program__set_autoload(c->skel->progs.cg_task_rename, c->skel->rodata->pools);
+	bpf_program__set_autoload(c->skel->progs.cg_threads, c->skel->rodata->pools);
+	bpf_program__set_autoattach(c->skel->progs.cg_threads, false);
 	err = size_maps(c->skel, c->max_slots);
+	if (!err && c->skel->rodata->pools)
+		err = bpf_map__set_max_entries(c->skel->maps.thread_exits, THREAD_EXITS_BYTES);
 	if (!err && opts->nr_perf_events)
 		err = bpf_map__set_max_entries(c->skel->maps.perf_events,
 					       opts->nr_perf_events * opts->nr_cpus);
@@ -260,6 +276,18 @@ struct collector *collector__open(const struct collector_opts *opts)
 		goto fail;
 	}
 
+	if (c->skel->rodata->pools) {
+		c->nr_thread_links = opts->nr_watched;
+		c->thread_links = calloc(opts->nr_watched, sizeof(*c->thread_links));
+		c->thread_link_cgids = calloc(opts->nr_watched, sizeof(*c->thread_link_cgids));
+		c->exits = ring_buffer__new(bpf_map__fd(c->skel->maps.thread_exits),
+					    thread_exit_add, c, NULL);
+		if (!c->thread_links || !c->thread_link_cgids || !c->exits) {
+			err = -ENOMEM;
+			fprintf(stderr, "cgstat: cannot set up the thread records\n");
+			goto fail;
+		}
+	}
 	err = cgstat_bpf__attach(c->skel);
 	if (err) {
 		fprintf(stderr, "cgstat: cannot attach the BPF programs: %s\n", bpf_strerror(err));
@@ -296,6 +324,97 @@ int collector__snapshot(struct collector *c, const struct cg_slot_snap **snap, u
 	*snap = c->snap;
 	*at_ns = c->skel->bss->snapshot_now;
 	return 0;
+}
+
+static int recs_add(struct collector *c, const struct cg_thread_rec *rec)
+{
+	struct cg_thread_rec *grown;
+
+	if (c->nr_recs == c->recs_cap) {
+		grown = realloc(c->recs, (c->recs_cap * 2 + 256) * sizeof(*grown));
+		if (!grown)
+			return -ENOMEM;
+		c->recs = grown;
+		c->recs_cap = c->recs_cap * 2 + 256;
+	}
+	c->recs[c->nr_recs++] = *rec;
+	return 0;
+}
+
+static int thread_exit_add(void *ctx, void *data, size_t size)
+{
+	if (size < sizeof(struct cg_thread_rec))
+		return 0;
+	return recs_add(ctx, data);
+}
+
+/* The thread iterator of watched cgroup i, made again when its id has changed. */
+static struct bpf_link *thread_link(struct collector *c, int i, uint64_t cgid)
+{
+	DECLARE_LIBBPF_OPTS(bpf_iter_attach_opts, opts);
+	union bpf_iter_link_info info = {};
+
+	if (c->thread_links[i] && c->thread_link_cgids[i] == cgid)
+		return c->thread_links[i];
+	bpf_link__destroy(c->thread_links[i]);
+	c->thread_links[i] = NULL;
+	info.cgroup.cgroup_id = cgid;
+	info.cgroup.order = BPF_CGROUP_ITER_DESCENDANTS_PRE;
+	opts.link_info = &info;
+	opts.link_info_len = sizeof(info);
+	c->thread_links[i] = bpf_program__attach_iter(c->skel->progs.cg_threads, &opts);
+	c->thread_link_cgids[i] = cgid;
+	return c->thread_links[i];
+}
+
+/* Run one watched subtree's iterator and add up what it wrote. 0 or -errno. */
+static int threads_read(struct collector *c, struct bpf_link *link)
+{
+	struct cg_thread_rec rec;
+	size_t have = 0;
+	ssize_t n;
+	int fd, err = 0;
+
+	fd = bpf_iter_create(bpf_link__fd(link));
+	if (fd < 0)
+		return -errno;
+	/* records are written whole; a read may end within one, so it is put together here */
+	while ((n = read(fd, (char *)&rec + have, sizeof(rec) - have)) > 0) {
+		have += (size_t)n;
+		if (have < sizeof(rec))
+			continue;
+		have = 0;
+		err = recs_add(c, &rec);
+		if (err)
+			break;
+	}
+	if (n < 0 && !err)
+		err = -errno;
+	close(fd);
+	return err;
+}
+
+int collector__threads(struct collector *c, const uint64_t *watched, int nr_watched,
+		       const struct cg_thread_rec **recs, size_t *nr)
+{
+	struct bpf_link *link;
+	int i, err = 0;
+
+	c->nr_recs = 0;
+	if (!c->thread_links)
+		return -EINVAL;
+	for (i = 0; i < nr_watched && i < c->nr_thread_links && !err; i++) {
+		link = thread_link(c, i, watched[i]);
+		/* a watched cgroup that is gone (to be made again) has no threads to read */
+		if (!link)
+			continue;
+		err = threads_read(c, link);
+	}
+	if (!err && ring_buffer__consume(c->exits) < 0)
+		err = -EIO;
+	*recs = c->recs;
+	*nr = c->nr_recs;
+	return err;
 }
 
 uint32_t collector__max_slots(const struct collector *c)
@@ -456,7 +575,13 @@ void collector__close(struct collector *c)
 		munmap(c->snap, c->snap_len);
 	if (c->preempters)
 		munmap(c->preempters, c->preempters_len);
+	for (int i = 0; i < c->nr_thread_links; i++)
+		bpf_link__destroy(c->thread_links[i]);
+	ring_buffer__free(c->exits);
 	cgstat_bpf__destroy(c->skel);
+	free(c->thread_links);
+	free(c->thread_link_cgids);
+	free(c->recs);
 	free(c->zero_live);
 	free(c->pairs);
 	free(c);

@@ -1,0 +1,446 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "derived.h"
+#include "hashtab.h"
+#include "json_util.h"
+#include "message.h"
+#include "stages.h"
+
+/* A thread of a container, from its first record on. */
+struct stage_thread {
+	struct hash_node node; /* by tid */
+	uint32_t tid;
+	uint32_t pid;
+	char comm[CG_COMM_LEN + 1];
+	const char *pool;	 /* one of the container's pools' names */
+	uint64_t first_interval; /* the interval of its first record, counted from 1 */
+	uint64_t last_interval;	 /* of its exit; 0 while it lives */
+	uint64_t elapsed_before; /* the run's time before its first interval */
+	uint64_t lived_ns;	 /* its intervals' time, once it exited */
+	uint64_t serial;	 /* intervals it ran at STAGES_SERIAL_SHARE of a core or more */
+	uint64_t serial_on_ns;	 /* what it ran in those, and their time */
+	uint64_t serial_ns;
+	uint64_t time_ns[CG_THREAD_TIMES];
+	struct stage_thread *next_gone; /* exited serial stages: out of the table, its tid free */
+};
+
+struct stage_pool {
+	struct hash_node node; /* by name */
+	char name[CG_COMM_LEN + 8];
+	uint64_t time_ns[CG_THREAD_TIMES];
+};
+
+struct stage_container {
+	struct hash_node node; /* by name */
+	char *name;
+	struct hash_table threads;
+	struct hash_table pools;
+	struct stage_thread *gone;
+	struct stage_container *next;
+};
+
+struct stages {
+	struct hash_table containers;
+	struct stage_container *first, **tail;
+	uint64_t intervals;  /* added so far */
+	uint64_t elapsed_ns; /* their time */
+};
+
+struct stages *stages__new(void)
+{
+	struct stages *st = calloc(1, sizeof(*st));
+
+	if (!st)
+		return NULL;
+	if (hash_table_init(&st->containers, 16)) {
+		free(st);
+		errno = ENOMEM;
+		return NULL;
+	}
+	st->tail = &st->first;
+	return st;
+}
+
+static bool container_is(const struct hash_node *n, const void *name)
+{
+	return !strcmp(container_of(n, struct stage_container, node)->name, name);
+}
+
+static bool pool_is(const struct hash_node *n, const void *name)
+{
+	return !strcmp(container_of(n, struct stage_pool, node)->name, name);
+}
+
+static bool thread_is(const struct hash_node *n, const void *tid)
+{
+	return container_of(n, struct stage_thread, node)->tid == *(const uint32_t *)tid;
+}
+
+static struct stage_container *container_get(struct stages *st, const char *name)
+{
+	struct stage_container *c;
+	struct hash_node *n;
+
+	n = hash_table_find(&st->containers, hash_string(name), container_is, name);
+	if (n)
+		return container_of(n, struct stage_container, node);
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return NULL;
+	c->name = strdup(name);
+	if (!c->name || hash_table_init(&c->threads, 64) || hash_table_init(&c->pools, 16)) {
+		free(c->name);
+		hash_table_fini(&c->threads);
+		free(c);
+		return NULL;
+	}
+	hash_table_add(&st->containers, &c->node, hash_string(name));
+	*st->tail = c;
+	st->tail = &c->next;
+	return c;
+}
+
+static struct stage_pool *pool_get(struct stage_container *c, const char *name)
+{
+	struct stage_pool *p;
+	struct hash_node *n;
+
+	n = hash_table_find(&c->pools, hash_string(name), pool_is, name);
+	if (n)
+		return container_of(n, struct stage_pool, node);
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return NULL;
+	snprintf(p->name, sizeof(p->name), "%s", name);
+	hash_table_add(&c->pools, &p->node, hash_string(name));
+	return p;
+}
+
+static uint64_t lived(const struct stages *st, const struct stage_thread *t)
+{
+	return (t->last_interval ? t->last_interval : st->intervals) - t->first_interval + 1;
+}
+
+static uint64_t lived_ns(const struct stages *st, const struct stage_thread *t)
+{
+	return t->last_interval ? t->lived_ns : st->elapsed_ns - t->elapsed_before;
+}
+
+/* The rule of docs/metrics.md: serial in at least half of the intervals it lived through. */
+static bool thread_serial(const struct stages *st, const struct stage_thread *t)
+{
+	return t->serial && 2 * t->serial >= lived(st, t);
+}
+
+static int thread_add(struct stages *st, struct stage_container *c,
+		      const struct cg_interval_thread *it, uint64_t interval_ns)
+{
+	const struct cg_thread_rec *rec = it->rec;
+	struct stage_pool *pool = pool_get(c, it->pool);
+	struct stage_thread *t;
+	struct hash_node *n;
+	int i;
+
+	if (!pool)
+		return -ENOMEM;
+	n = hash_table_find(&c->threads, hash_u64(rec->tid), thread_is, &rec->tid);
+	if (n) {
+		t = container_of(n, struct stage_thread, node);
+	} else {
+		t = calloc(1, sizeof(*t));
+		if (!t)
+			return -ENOMEM;
+		t->tid = rec->tid;
+		t->first_interval = st->intervals;
+		t->elapsed_before = st->elapsed_ns - interval_ns;
+		hash_table_add(&c->threads, &t->node, hash_u64(rec->tid));
+	}
+	/* the name and pool it had last */
+	t->pid = rec->pid;
+	memcpy(t->comm, rec->comm, CG_COMM_LEN);
+	t->pool = pool->name;
+	for (i = 0; i < CG_THREAD_TIMES; i++)
+		t->time_ns[i] += rec->time_ns[i];
+	if (rec->time_ns[CG_ONCPU] >= STAGES_SERIAL_SHARE * (double)interval_ns) {
+		t->serial++;
+		t->serial_on_ns += rec->time_ns[CG_ONCPU];
+		t->serial_ns += interval_ns;
+	}
+	if (!rec->exited)
+		return 0;
+	t->last_interval = st->intervals;
+	t->lived_ns = st->elapsed_ns - t->elapsed_before;
+	/* gone: only a serial stage is worth its memory from now on, and its tid may come back */
+	hash_table_del(&c->threads, &t->node);
+	if (thread_serial(st, t)) {
+		t->next_gone = c->gone;
+		c->gone = t;
+	} else {
+		free(t);
+	}
+	return 0;
+}
+
+int stages__add(struct stages *st, const struct cg_interval *iv)
+{
+	struct stage_container *c;
+	struct stage_pool *p;
+	int i, s, err = 0;
+
+	st->intervals++;
+	st->elapsed_ns += iv->interval_ns;
+	for (i = 0; i < iv->nr_pools; i++) {
+		c = container_get(st, iv->pools[i].name);
+		p = c ? pool_get(c, iv->pools[i].pool) : NULL;
+		if (!p)
+			return -ENOMEM;
+		for (s = 0; s < CG_THREAD_TIMES; s++)
+			p->time_ns[s] += iv->pools[i].time_ns[s];
+	}
+	for (i = 0; i < iv->nr_all_threads && !err; i++) {
+		c = container_get(st, iv->records[iv->all_threads[i].record].name);
+		err = c ? thread_add(st, c, &iv->all_threads[i], iv->interval_ns) : -ENOMEM;
+	}
+	return err;
+}
+
+/* The share of its time (all states) a thread or pool spent in fig's state, as a figure does. */
+static double share(const uint64_t *time_ns, enum cg_figure fig)
+{
+	struct cg_record r = { 0 };
+	double value = 0;
+	int s;
+
+	for (s = 0; s < CG_THREAD_TIMES; s++)
+		r.time_ns[s] = time_ns[s];
+	record_figure(&r, 1, fig, &value);
+	return value;
+}
+
+struct ranked {
+	const void *item;
+	double key;
+};
+
+static int ranked_order(const void *a, const void *b)
+{
+	const struct ranked *x = a, *y = b;
+
+	return x->key > y->key ? -1 : x->key < y->key;
+}
+
+struct rank_visit {
+	const struct stages *st;
+	struct ranked *items;
+	size_t n;
+	bool threads;
+};
+
+static void rank_thread(struct rank_visit *v, const struct stage_thread *th)
+{
+	if (thread_serial(v->st, th))
+		v->items[v->n++] = (struct ranked){ th, (double)th->serial };
+}
+
+static void rank_one(struct hash_table *t, struct hash_node *n, void *ctx)
+{
+	struct rank_visit *v = ctx;
+	const struct stage_pool *p;
+
+	(void)t;
+	if (v->threads) {
+		rank_thread(v, container_of(n, struct stage_thread, node));
+	} else {
+		p = container_of(n, struct stage_pool, node);
+		v->items[v->n++] = (struct ranked){ p, (double)p->time_ns[CG_ONCPU] };
+	}
+}
+
+/* The container's serial stages (threads) or pools, ranked; the array is malloc'd. */
+static struct ranked *rank(const struct stages *st, const struct stage_container *c, bool threads,
+			   size_t *nr)
+{
+	struct hash_table *table = (struct hash_table *)(threads ? &c->threads : &c->pools);
+	struct rank_visit v = { st, NULL, 0, threads };
+	const struct stage_thread *t;
+	size_t gone = 0;
+
+	for (t = c->gone; threads && t; t = t->next_gone)
+		gone++;
+	v.items = calloc(table->nr_nodes + gone + 1, sizeof(*v.items));
+	if (!v.items)
+		return NULL;
+	hash_table_visit(table, rank_one, &v);
+	for (t = c->gone; threads && t; t = t->next_gone)
+		rank_thread(&v, t);
+	qsort(v.items, v.n, sizeof(*v.items), ranked_order);
+	*nr = v.n;
+	return v.items;
+}
+
+static double serial_cores(const struct stage_thread *t)
+{
+	return t->serial_ns ? (double)t->serial_on_ns / (double)t->serial_ns : 0;
+}
+
+/* "NAME: thread POOL (tid N) ran at X cores in S of L intervals", cut to len. */
+static void stage_line(char *buf, size_t len, const struct stages *st, const char *name,
+		       const char *pool, const struct stage_thread *t)
+{
+	snprintf(buf, len, "%s: thread %s (tid %u) ran at %.2f cores in %llu of %llu intervals",
+		 name, pool, t->tid, serial_cores(t), (unsigned long long)t->serial,
+		 (unsigned long long)lived(st, t));
+}
+
+static int json_pools(cJSON *obj, const struct stage_container *c, const struct stages *st)
+{
+	const struct stage_pool *p;
+	struct ranked *pools;
+	cJSON *arr, *item;
+	size_t i, n;
+	int err = 0;
+
+	pools = rank(st, c, false, &n);
+	arr = pools ? cJSON_AddArrayToObject(obj, "topPools") : NULL;
+	for (i = 0; arr && i < n && i < STAGES_TOP_POOLS && !err; i++) {
+		p = pools[i].item;
+		item = cJSON_CreateObject();
+		if (!item || !cJSON_AddItemToArray(arr, item)) {
+			cJSON_Delete(item);
+			err = -ENOMEM;
+			break;
+		}
+		err = json_add_label(item, "pool", p->name);
+		if (!err)
+			err = json_add_number(item, "cpuSeconds", p->time_ns[CG_ONCPU] / 1e9);
+		if (!err)
+			err = json_add_number(item, figure_columns[CG_FIG_RUNQ_PERCENT].name,
+					      share(p->time_ns, CG_FIG_RUNQ_PERCENT));
+		if (!err)
+			err = json_add_number(item, figure_columns[CG_FIG_BLOCKED_PERCENT].name,
+					      share(p->time_ns, CG_FIG_BLOCKED_PERCENT));
+	}
+	free(pools);
+	return arr ? err : -ENOMEM;
+}
+
+static int json_stages(cJSON *obj, const struct stage_container *c, const struct stages *st)
+{
+	char line[512];
+	const struct stage_thread *t;
+	struct ranked *stages;
+	cJSON *arr, *item;
+	size_t i, n;
+	int err = 0;
+
+	stages = rank(st, c, true, &n);
+	arr = stages ? cJSON_AddArrayToObject(obj, "serialStages") : NULL;
+	for (i = 0; arr && i < n && !err; i++) {
+		t = stages[i].item;
+		item = cJSON_CreateObject();
+		if (!item || !cJSON_AddItemToArray(arr, item)) {
+			cJSON_Delete(item);
+			err = -ENOMEM;
+			break;
+		}
+		err = json_add_number(item, "tid", t->tid);
+		if (!err)
+			err = json_add_number(item, "pid", t->pid);
+		if (!err)
+			err = json_add_label(item, "comm", t->comm);
+		if (!err)
+			err = json_add_label(item, "pool", t->pool);
+		if (!err)
+			err = json_add_number(item, "meanCores",
+					      (double)t->time_ns[CG_ONCPU] /
+						      (double)(lived_ns(st, t) ?: 1));
+		if (!err)
+			err = json_add_number(item, "serialCores", serial_cores(t));
+		if (!err)
+			err = json_add_number(item, figure_columns[CG_FIG_RUNQ_PERCENT].name,
+					      share(t->time_ns, CG_FIG_RUNQ_PERCENT));
+		if (!err)
+			err = json_add_number(item, "serialIntervals", (double)t->serial);
+		if (!err)
+			err = json_add_number(item, "intervals", (double)lived(st, t));
+	}
+	if (!err && arr && n) {
+		t = stages[0].item;
+		stage_line(line, sizeof(line), st, c->name, t->pool, t);
+		err = json_add_label(obj, "serialStage", line);
+	}
+	free(stages);
+	return arr ? err : -ENOMEM;
+}
+
+int stages__json(const struct stages *st, const char *name, cJSON *obj)
+{
+	struct hash_node *n;
+	int err;
+
+	n = hash_table_find(&st->containers, hash_string(name), container_is, name);
+	if (!n)
+		return 0;
+	err = json_pools(obj, container_of(n, struct stage_container, node), st);
+	return err ?: json_stages(obj, container_of(n, struct stage_container, node), st);
+}
+
+void stages__print(const struct stages *st, FILE *f)
+{
+	char line[1024], name[512], pool[128];
+	const struct stage_container *c;
+	const struct stage_thread *t;
+	struct ranked *stages;
+	size_t n;
+
+	for (c = st->first; c; c = c->next) {
+		stages = rank(st, c, true, &n);
+		if (stages && n) {
+			t = stages[0].item;
+			/* the names quoted as every message quotes what came from outside */
+			message_quote_buf(name, sizeof(name), c->name, strlen(c->name));
+			message_quote_buf(pool, sizeof(pool), t->pool, strlen(t->pool));
+			stage_line(line, sizeof(line), st, name, pool, t);
+			fprintf(f, "cgstat: %s\n", line);
+		}
+		free(stages);
+	}
+}
+
+static void free_node(struct hash_table *t, struct hash_node *n, void *ctx)
+{
+	size_t off = *(size_t *)ctx;
+
+	hash_table_del(t, n);
+	free((char *)n - off);
+}
+
+void stages__free(struct stages *st)
+{
+	struct stage_container *c, *next;
+	size_t thread_off = offsetof(struct stage_thread, node);
+	size_t pool_off = offsetof(struct stage_pool, node);
+
+	if (!st)
+		return;
+	for (c = st->first; c; c = next) {
+		next = c->next;
+		while (c->gone) {
+			struct stage_thread *t = c->gone;
+
+			c->gone = t->next_gone;
+			free(t);
+		}
+		hash_table_visit(&c->threads, free_node, &thread_off);
+		hash_table_visit(&c->pools, free_node, &pool_off);
+		hash_table_fini(&c->threads);
+		hash_table_fini(&c->pools);
+		free(c->name);
+		free(c);
+	}
+	hash_table_fini(&st->containers);
+	free(st);
+}

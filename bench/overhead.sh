@@ -281,6 +281,12 @@ start_tracer() {
 			>"$TLOG" 2>&1 &
 		TRACER_PID=$!
 		wait_for $TRACER_PID "$TLOG" "cgstat: attached" ;;
+	cgstat-threads)
+		# issue 13: the one watched cgroup broken down by pool and thread
+		taskset -c $TRACER_CPU "$CGSTAT" -q -v -i 1 -o "$TDIR" --threads \
+			-c "bench=$SCRATCH/$first" >"$TLOG" 2>&1 &
+		TRACER_PID=$!
+		wait_for $TRACER_PID "$TLOG" "cgstat: attached" ;;
 	bpftrace)
 		# bpftrace 0.17 attaches tracepoint probes through tracefs, which this host may
 		# not mount: a mount namespace of its own gets one without touching the host's.
@@ -470,8 +476,9 @@ run_drain() {
 }
 
 # Thread pools: threadload in the scenario's cgroup, and each pool configuration measured as
-# the drain is (the tracer's CPU per interval), one cgroup watched or all.
-POOL_CONFIGS=(cgstat-all cgstat-one)
+# the drain is (the tracer's CPU per interval), one cgroup watched or all, and one watched with
+# --threads (its pools and threads: issue 13).
+POOL_CONFIGS=(cgstat-all cgstat-one cgstat-threads)
 
 run_pool_scenario() {
 	local round=$1 scen=$2 sleepers=$3 busy=$4 k n=${#POOL_CONFIGS[@]}
@@ -681,7 +688,7 @@ for scen in ["drain", "threads", "churn"]:
           "switches per second (median) |" % titles[scen])
     print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     for config in ["cgstat-all", "cgstat-all-noout", "cgstat-all-listen", "cgstat-one",
-                   "bpftrace"]:
+                   "cgstat-threads", "bpftrace"]:
         c = vals(scen, config, "cpu_ms_per_interval")
         if not c:
             continue
@@ -737,7 +744,7 @@ if ("pingpong-cross", "cgstat-all") in over and ("pingpong-cross", "perf-stat") 
     target("cross-cgroup ping-pong, cgstat below `perf stat -a -G` (same events)",
            "< %+.1f %%" % p, "%+.1f %%" % v, v < p)
 for scen in ("threads", "churn"):
-    for config in ("cgstat-all", "cgstat-one"):
+    for config in ("cgstat-all", "cgstat-one", "cgstat-threads"):
         if (scen, config) in drain:
             c = drain[(scen, config)][0]
             target("%s, %s: cgstat CPU per interval" % (titles[scen], config), "≤ 5 ms",

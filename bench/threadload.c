@@ -51,7 +51,12 @@ static void *sleeper(void *arg)
 	long index = (long)arg;
 	/* thread i wakes at i/SLEEPERS of each second: the wakeups are spread evenly */
 	uint64_t next = clock_ns(CLOCK_MONOTONIC) + NSEC_PER_SEC * index / sleepers;
+	char name[32];
 
+	/* named as a JVM names a pool's threads: one pool for --threads (15 bytes kept) */
+	snprintf(name, sizeof(name), "pool-1-th-%ld", index);
+	name[15] = '\0';
+	pthread_setname_np(pthread_self(), name);
 	__sync_fetch_and_add(&started, 1);
 	for (;;) {
 		sleep_until(next);
@@ -64,7 +69,11 @@ static void *server(void *arg)
 {
 	long index = (long)arg;
 	uint64_t next = clock_ns(CLOCK_MONOTONIC) + BUSY_PERIOD_NS * index / busy, end;
+	char name[32];
 
+	snprintf(name, sizeof(name), "io-worker-%ld", index);
+	name[15] = '\0';
+	pthread_setname_np(pthread_self(), name);
 	__sync_fetch_and_add(&started, 1);
 	for (;;) {
 		sleep_until(next);

@@ -223,7 +223,6 @@ struct cpu_run {
 	 */
 	struct switch_out out;
 	struct switch_in in;
-	__u64 exiting; /* with pools: the thread whose exit this switch is, for thread_exited() */
 };
 
 /*
@@ -876,16 +875,18 @@ static __always_inline void thread_figures(struct task_struct *t, const struct t
 {
 	__u32 state = ts_state(ts);
 
-	time_ns[CG_ONCPU] = BPF_CORE_READ(t, se.sum_exec_runtime);
-	time_ns[CG_RUNQ] = BPF_CORE_READ(t, sched_info.run_delay);
+	/* plain loads: t is the kernel's own pointer at every caller (probe reads cost 3 ms a
+	 * drain) */
+	time_ns[CG_ONCPU] = t->se.sum_exec_runtime;
+	time_ns[CG_RUNQ] = t->sched_info.run_delay;
 	time_ns[CG_SLEEP] = ts->off_ns[0];
 	time_ns[CG_BLOCKED] = ts->off_ns[1];
 	if (now && ts->state != TS_UNTRACKED && (state == CG_SLEEP || state == CG_BLOCKED) &&
 	    (__s64)(now - ts->since) > 0)
 		time_ns[state] += now - ts->since;
-	count[CG_NVCSW] = BPF_CORE_READ(t, nvcsw);
-	count[CG_NIVCSW] = BPF_CORE_READ(t, nivcsw);
-	count[CG_MIGRATIONS] = BPF_CORE_READ(t, se.nr_migrations);
+	count[CG_NVCSW] = t->nvcsw;
+	count[CG_NIVCSW] = t->nivcsw;
+	count[CG_MIGRATIONS] = t->se.nr_migrations;
 }
 
 /* A sleep or a block of a task, with pools, ended at now: for its thread record. */
@@ -1603,18 +1604,27 @@ static __always_inline void run_record(struct cpu_run *run, struct task_struct *
 	run->thread_stolen = 0;
 }
 
+/* Thread t's figures so far and who it is, for its record (thread_record()). */
+static __always_inline void thread_read(struct task_struct *t, const struct task_state *ts,
+					__u64 now, struct cg_thread_rec *rec)
+{
+	thread_figures(t, ts, now, rec->time_ns, rec->count);
+	rec->tid = t->pid;
+	rec->pid = t->tgid;
+	__builtin_memcpy(rec->comm, t->comm, sizeof(rec->comm));
+}
+
 /*
- * Thread t's record into rec: what it did since its last (or its first sight), and the figures
- * it reached kept for the next. False when it did nothing but sleep, so that the thousands of
- * idle threads of a pool make no record (but its first, which tells user space it lived).
+ * Into rec (thread_read()'s) what the thread did since its last record (or its first sight),
+ * keeping the figures it reached for the next. False when it did nothing but sleep, so that
+ * the thousands of idle threads of a pool make no record (but the first, which tells user
+ * space it lived).
  */
-static __always_inline bool thread_record(struct task_struct *t, struct task_state *ts, __u64 now,
-					  struct cg_thread_rec *rec)
+static __always_inline bool thread_record(struct task_state *ts, struct cg_thread_rec *rec)
 {
 	__u64 moved = 0, v;
 	int i;
 
-	thread_figures(t, ts, now, rec->time_ns, rec->count);
 	for (i = 0; i < CG_THREAD_TIMES; i++) {
 		v = rec->time_ns[i];
 		rec->time_ns[i] = v - ts->recorded_time[i];
@@ -1630,29 +1640,22 @@ static __always_inline bool thread_record(struct task_struct *t, struct task_sta
 	}
 	rec->first = !ts->recorded_once;
 	ts->recorded_once = 1;
-	rec->tid = BPF_CORE_READ(t, pid);
-	rec->pid = BPF_CORE_READ(t, tgid);
-	BPF_CORE_READ_INTO(&rec->comm, t, comm);
 	rec->nslots = ts->slots.nslots;
 	__builtin_memcpy(rec->slot, ts->slots.slot, sizeof(rec->slot));
 	return moved || rec->first || rec->exited;
 }
 
 /*
- * A thread of a watched cgroup exits (its last switch, with pools): its last record goes to
- * user space now, its storage with it, so its last stretch counts in the interval it ran in. A
- * global function, verified once; task is the thread's address (probe reads only).
+ * A thread of a watched cgroup exits (its last switch, with pools): its last record (rec, read
+ * by the caller) goes to user space now, its storage with it, so its last stretch counts in
+ * the interval it ran in. A global function, verified once.
  */
-__noinline int thread_exited(struct task_state *ts, __u64 task)
+__noinline int thread_exited(struct task_state *ts, struct cg_thread_rec *rec)
 {
-	struct cg_thread_rec *rec;
-	__u32 zero = 0;
-
-	rec = bpf_map_lookup_elem(&thread_scratch, &zero);
 	if (!ts || !rec || !ts->slots.nslots)
 		return 0;
 	rec->exited = 1;
-	thread_record((struct task_struct *)task, ts, 0, rec);
+	thread_record(ts, rec);
 	if (bpf_ringbuf_output(&thread_exits, rec, sizeof(*rec), 0))
 		count_drop();
 	return 0;
@@ -1725,9 +1728,12 @@ int BPF_PROG(cg_sched_switch, bool preempt, struct task_struct *prev, struct tas
 	if (prev->pid)
 		prev_ts = switch_out_decide(prev, preempt, prev_state, now, out);
 	if (pools && prev_ts && out->to >= CG_NR_STATES) {
-		/* read back from the map: a global function takes the address as a number */
-		run->exiting = (__u64)prev;
-		thread_exited(prev_ts, READ_ONCE(run->exiting));
+		struct cg_thread_rec *rec = bpf_map_lookup_elem(&thread_scratch, &zero);
+
+		if (rec) {
+			thread_read(prev, prev_ts, 0, rec);
+			thread_exited(prev_ts, rec);
+		}
 	}
 	if (next->pid)
 		next_ts = switch_in_decide(next, now, in);
@@ -1972,41 +1978,30 @@ int cg_seed_tasks(struct bpf_iter__task *ctx)
 	return 0;
 }
 
-extern int bpf_iter_css_task_new(struct bpf_iter_css_task *it, struct cgroup_subsys_state *css,
-				 unsigned int flags) __weak __ksym;
-extern struct task_struct *bpf_iter_css_task_next(struct bpf_iter_css_task *it) __weak __ksym;
-extern void bpf_iter_css_task_destroy(struct bpf_iter_css_task *it) __weak __ksym;
-
 /*
- * The threads of one cgroup of a watched subtree (the loader walks each subtree in pre-order):
- * each one's record, unless it only slept. Only the threads of watched cgroups are visited, not
- * every task of the host, so the drain's cost follows the watched threads. Loaded with --threads
- * only (bpf_iter_css_task_new() is in kernels from 6.7).
+ * Each thread of a watched subtree at a drain: its record, unless it only slept. A task iterator
+ * visits every thread of the host, a record a visit (one cgroup's threads at once, through
+ * bpf_iter_css_task, overflowed the iterator's 32 KiB buffer at 220 threads); the others cost a
+ * storage lookup each. Loaded with --threads only.
  */
-SEC("iter/cgroup")
-int cg_threads(struct bpf_iter__cgroup *ctx)
+SEC("iter/task")
+int cg_threads(struct bpf_iter__task *ctx)
 {
-	struct seq_file *seq = ctx->meta->seq;
-	struct cgroup *cg = ctx->cgroup;
-	struct bpf_iter_css_task it;
+	struct task_struct *t = ctx->task;
 	struct cg_thread_rec *rec;
 	struct task_state *ts;
-	struct task_struct *t;
 	__u32 zero = 0;
 
-	rec = bpf_map_lookup_elem(&thread_scratch, &zero);
-	if (!cg || !rec)
+	if (!t)
 		return 0;
-	bpf_iter_css_task_new(&it, &cg->self, 0);
-	while ((t = bpf_iter_css_task_next(&it))) {
-		ts = bpf_task_storage_get(&task_states, t, NULL, 0);
-		if (!ts || !ts->slots.nslots || ts->state == TS_UNTRACKED)
-			continue;
-		rec->exited = 0;
-		if (thread_record(t, ts, clock_now(t), rec))
-			bpf_seq_write(seq, rec, sizeof(*rec));
-	}
-	bpf_iter_css_task_destroy(&it);
+	ts = bpf_task_storage_get(&task_states, t, NULL, 0);
+	rec = bpf_map_lookup_elem(&thread_scratch, &zero);
+	if (!ts || !rec || !ts->slots.nslots || ts->state == TS_UNTRACKED)
+		return 0;
+	rec->exited = 0;
+	thread_read(t, ts, clock_now(t), rec);
+	if (thread_record(ts, rec))
+		bpf_seq_write(ctx->meta->seq, rec, sizeof(*rec));
 	return 0;
 }
 

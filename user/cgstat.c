@@ -293,7 +293,7 @@ static int drain_threads(struct run *r)
 	size_t nr;
 	int err;
 
-	err = collector__threads(r->collector, r->watched->ids, r->watched->nr, &recs, &nr);
+	err = collector__threads(r->collector, &recs, &nr);
 	if (!err)
 		err = drain__threads(r->drain, recs, nr, r->opts->threads);
 	if (err)

@@ -7,7 +7,9 @@
  *  - cJSON text holding the sanitized label as key and value, parsed back;
  *  - cgroup_label() for paths below, at and beside a mount;
  *  - stream__write() as CSV (the label field reads back), JSON lines (one line, valid UTF-8,
- *    the sanitized key) and the table (no control bytes reach the terminal, rows stay rows).
+ *    the sanitized key) and the table (no control bytes reach the terminal, rows stay rows);
+ *  - a thread's name (its first 15 bytes) and its pool (cg_pool_name()) in the JSON stream's
+ *    pools and threads, in the summary's serial stages and in their line on stderr.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -20,6 +22,7 @@
 #include "text.h"
 #include "fuzz.h"
 #include "json_util.h"
+#include "stages.h"
 #include "stream.h"
 
 #define MAX_FIELDS 64
@@ -462,6 +465,79 @@ static void check_stream(const char *label, size_t n, const char *clean)
 	check_stream_table(&iv, label, n);
 }
 
+/* The one key of obj's object key, sanitized as want is. */
+static void check_only_key(const cJSON *obj, const char *key, const char *want)
+{
+	const cJSON *o = cJSON_GetObjectItemCaseSensitive(obj, key);
+	char *clean = utf8_sanitize(want);
+
+	CHECK(clean && cJSON_IsObject(o) && cJSON_GetArraySize(o) == 1);
+	CHECK(!strcmp(o->child->string, clean));
+	free(clean);
+}
+
+/* A thread named label (cut as the kernel cuts comm) in its pool, a serial stage. */
+static void check_threads(const char *label)
+{
+	struct cg_thread_rec rec = { .tid = 42, .pid = 41, .first = 1 };
+	char pool[CG_COMM_LEN + 1] = { 0 }, *text, *json, *line = NULL;
+	struct cg_record record = { .name = "c", .nr_pools = 1, .nr_threads = 1 };
+	struct cg_record pool_row = { .name = "c", .pool = pool };
+	struct cg_record thread_row = { .name = "c", .pool = pool, .thread = &rec };
+	struct cg_interval_thread it = { &rec, 0, pool, 0 };
+	struct cg_interval iv = {
+		.interval_ns = 1000000000,
+		.nr_records = 1,
+		.records = &record,
+		.nr_pools = 1,
+		.pools = &pool_row,
+		.nr_threads = 1,
+		.threads = &thread_row,
+		.nr_all_threads = 1,
+		.all_threads = &it,
+	};
+	struct stages *st = stages__new();
+	cJSON *root, *c, *stage;
+	size_t len;
+	FILE *f;
+
+	strncpy(rec.comm, label, CG_COMM_LEN - 1);
+	cg_pool_name(rec.comm, pool, 0);
+	rec.time_ns[CG_ONCPU] = 990000000;
+	memcpy(thread_row.busiest.comm, rec.comm, CG_COMM_LEN);
+	text = render_stream(&iv, CG_FORMAT_JSON, &len);
+	CHECK(len > 0 && strchr(text, '\n') == text + len - 1 && utf8_valid(text, len));
+	root = cJSON_Parse(text);
+	c = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(root, "containers"),
+					     "c");
+	check_only_key(c, "pools", pool);
+	check_only_key(c, "threads", "42");
+	cJSON_Delete(root);
+	free(text);
+
+	/* the summary: valid JSON naming the thread; its stderr line one line, no controls */
+	CHECK(st && stages__add(st, &iv) == 0);
+	root = cJSON_CreateObject();
+	CHECK(root && stages__json(st, "c", root) == 0);
+	json = cJSON_PrintUnformatted(root);
+	CHECK(json && utf8_valid(json, strlen(json)));
+	cJSON_Delete(root);
+	root = cJSON_Parse(json);
+	stage = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(root, "serialStages"), 0);
+	CHECK(cJSON_IsString(cJSON_GetObjectItemCaseSensitive(stage, "comm")));
+	cJSON_Delete(root);
+	free(json);
+	f = open_memstream(&line, &len);
+	CHECK(f);
+	stages__print(st, f);
+	CHECK(fclose(f) == 0);
+	CHECK(len > 0 && strchr(line, '\n') == line + len - 1);
+	for (size_t i = 0; i + 1 < len; i++)
+		CHECK((unsigned char)line[i] >= 0x20 && line[i] != 0x7f);
+	free(line);
+	stages__free(st);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	/* Labels are C strings: a directory name cannot hold a NUL. */
@@ -474,6 +550,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	check_json(label, clean);
 	check_cgroup_label(label, n);
 	check_stream(label, n, clean);
+	check_threads(label);
 	free(clean);
 	free(label);
 	return 0;

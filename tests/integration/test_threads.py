@@ -36,6 +36,12 @@ RUNQ_SLEEPERS = 0.03
 OFFCPU = 0.02
 # what the clocks' reading points may put between cgstat's wait and run_delay, a wait
 WAIT_SLACK_MS = 0.001
+# run_delay above cgstat's waits for threads that sleep among busy CPUs (17.7 % seen)
+SLEEPER_RUNQ_EXCESS = 0.25
+# A switch-out of a running thread that the kernel did not report (missedSwitches) may count its
+# run as a run-queue wait until the repair: 94 ms once in 8 runs (docs/reliability.md); an
+# interval of it at most each
+MISSED_SWITCH_MS = 500
 # From a thread's creation to its start, which the workload's clock of its life leaves out
 THREAD_BORN_MS = 1.0
 # What a worker ran from its creation to its rename, at most (about 0.08 ms each in runs here)
@@ -118,11 +124,9 @@ def check_pools(pools, report, want):
             % (len(full), sum(want.values()), counts[:2]))
 
 
-def nap_ms(t):
-    """The longest a thread of the pools shape sleeps at a time, times its moves to another
-    CPU: what sleeps with a delayed dequeue can have added to its run_delay."""
-    nap = 4.5 if t["comm"].startswith("io-") else 20 if t["comm"].startswith("idle-") else 0
-    return nap * t["migrations"]
+def sleeps(t):
+    """Whether a thread of the pools shape sleeps between its runs (all but the spinner)."""
+    return not t["comm"].startswith("serial")
 
 
 def pool_of(comm, exact=False):
@@ -140,7 +144,12 @@ def pool_of(comm, exact=False):
     return out
 
 
-def check_kernel(pools, report, exact=False):
+def missed_switches(cgstat):
+    lines = h.read_json_lines(cgstat.stdout_path)
+    return lines[-1].get("missedSwitches", 0) if lines else 0
+
+
+def check_kernel(pools, report, exact=False, missed=0):
     """Each pool's sums over the run against its threads' kernel figures at the report. What
     follows the report adds to cgstat's figures only: each worker's wakeup from the release
     barrier and its exit, within tail_ns; the main thread's joins and exit, within exit_ns. A
@@ -150,11 +159,12 @@ def check_kernel(pools, report, exact=False):
     kernel = {}
     for tid, t in report["threads"].items():
         k = kernel.setdefault(pool_of(t["comm"], exact), dict(n=0, exec_ns=0, run_delay_ns=0,
-                                                             nvcsw=0, nivcsw=0, pcount=0))
+                                                             nvcsw=0, nivcsw=0, pcount=0,
+                                                             missed=missed))
         k["n"] += 1
         for f in ("exec_ns", "run_delay_ns", "nvcsw", "nivcsw", "pcount"):
             k[f] += t[f]
-        k["nap_ms"] = k.get("nap_ms", 0) + nap_ms(t)
+        k["sleeps"] = sleeps(t)
     got = {}
     for rows in pools.values():
         for p in rows:
@@ -195,24 +205,29 @@ def check_kernel(pools, report, exact=False):
 
 
 def check_runq(name, got_ms, kernel, tail_ms, why):
-    """Run-queue time against run_delay: the container tests' limit; the clocks' reading
-    points, which differ by under a microsecond a wait; and below it, a sleep for each move to
-    another CPU, since a thread that sleeps with its dequeue delayed and is moved counts as
-    queued from the move in run_delay (docs/metrics.md, "Run-queue wait and the kernel's
-    run_delay"): io-3-2 read 0.44 ms (600 waits of 13 us) and 2.3 ms below once each."""
+    """Run-queue time against run_delay: the container tests' limit, and the clocks' reading
+    points, which differ by under a microsecond a wait; and for threads that sleep among busy
+    CPUs, run_delay's own excess below (docs/metrics.md, "Threads' run-queue time"): 600 waits
+    of a thread that sleeps 4.5 ms in 5 read 0.3 to 17.7 % below it, with no move to another CPU
+    (so not the delayed dequeue's migration alone); never above."""
     per_wait_ms = WAIT_SLACK_MS * kernel["pcount"]
-    moved_ms = kernel["nap_ms"]
-    h.check_time(name, got_ms, kernel["run_delay_ns"] / 1e6, RUNQ_SLEEPERS,
-                 tail=tail_ms + per_wait_ms, why=why + ", and 1 us a wait",
-                 below=per_wait_ms + moved_ms, below_why="1 us a wait, and a sleep (%.1f ms in "
-                 "all) for each move to another CPU" % moved_ms)
+    want_ms = kernel["run_delay_ns"] / 1e6
+    excess_ms = SLEEPER_RUNQ_EXCESS * want_ms if kernel["sleeps"] else 0
+    missed_ms = MISSED_SWITCH_MS * kernel.get("missed", 0)
+    h.check_time(name, got_ms, want_ms, RUNQ_SLEEPERS, tail=tail_ms + per_wait_ms + missed_ms,
+                 why=why + ", and 1 us a wait" + (
+                     ", and %d switches the kernel did not report" % kernel["missed"]
+                     if missed_ms else ""),
+                 below=per_wait_ms + excess_ms,
+                 below_why="1 us a wait%s" % (", and run_delay's excess for sleepers"
+                                              if excess_ms else ""))
 
 
 def pools_by_pattern(args):
     cgstat, report = run(args)
     pools = check_sums(cgstat)
     check_pools(pools, report, POOLS)
-    check_kernel(pools, report)
+    check_kernel(pools, report, missed=missed_switches(cgstat))
     check_threads(cgstat, report)
     check_stages(cgstat, report)
 
@@ -245,7 +260,7 @@ def check_threads(cgstat, report):
                      t["exec_ns"] / 1e6, ONCPU, tail=extra_ms + 0.5,
                      why="its run after the report")
         check_runq(name + " run-queue ms vs run_delay", g["runqWaitMillis"],
-                   dict(t, nap_ms=nap_ms(t)), extra_ms + 0.5, "its waits after the report")
+                   dict(t, sleeps=sleeps(t)), extra_ms + 0.5, "its waits after the report")
         if t["comm"].startswith("idle"):
             h.check_time(name + " sleep ms vs life - exec - run_delay",
                          g["offCpuSleepMillis"], h.thread_off_cpu_ns(t) / 1e6, OFFCPU,
@@ -314,7 +329,7 @@ def pools_by_comm(args):
     pools = check_sums(cgstat)
     want = {t["comm"]: 1 for t in report["threads"].values()}
     check_pools(pools, report, want)
-    check_kernel(pools, report, exact=True)
+    check_kernel(pools, report, exact=True, missed=missed_switches(cgstat))
 
 
 def main():

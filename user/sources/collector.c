@@ -23,10 +23,8 @@ struct collector {
 	struct cg_slot_preempters *preempters; /* slot_preempters, mapped read-write */
 	size_t preempters_len;
 	struct cg_preempter *pairs; /* collector__preempters()'s, CG_PREEMPTERS_PER_SLOT a slot */
-	/* with pools: a thread iterator per watched cgroup, by its id then; the exits' ring */
-	struct bpf_link **thread_links;
-	uint64_t *thread_link_cgids;
-	int nr_thread_links;
+	/* with pools: the thread iterator, and the exits' ring */
+	struct bpf_link *threads;
 	struct ring_buffer *exits;
 	struct cg_thread_rec *recs; /* collector__threads()'s */
 	size_t nr_recs, recs_cap;
@@ -277,14 +275,16 @@ struct collector *collector__open(const struct collector_opts *opts)
 	}
 
 	if (c->skel->rodata->pools) {
-		c->nr_thread_links = opts->nr_watched;
-		c->thread_links = calloc(opts->nr_watched, sizeof(*c->thread_links));
-		c->thread_link_cgids = calloc(opts->nr_watched, sizeof(*c->thread_link_cgids));
-		c->exits = ring_buffer__new(bpf_map__fd(c->skel->maps.thread_exits),
-					    thread_exit_add, c, NULL);
-		if (!c->thread_links || !c->thread_link_cgids || !c->exits) {
-			err = -ENOMEM;
-			fprintf(stderr, "cgstat: cannot set up the thread records\n");
+		c->threads = bpf_program__attach_iter(c->skel->progs.cg_threads, NULL);
+		err = c->threads ? 0 : -errno;
+		c->exits = err ? NULL
+			       : ring_buffer__new(bpf_map__fd(c->skel->maps.thread_exits),
+						  thread_exit_add, c, NULL);
+		if (!err && !c->exits)
+			err = -errno;
+		if (err) {
+			fprintf(stderr, "cgstat: cannot set up the thread records: %s\n",
+				bpf_strerror(err));
 			goto fail;
 		}
 	}
@@ -348,26 +348,7 @@ static int thread_exit_add(void *ctx, void *data, size_t size)
 	return recs_add(ctx, data);
 }
 
-/* The thread iterator of watched cgroup i, made again when its id has changed. */
-static struct bpf_link *thread_link(struct collector *c, int i, uint64_t cgid)
-{
-	DECLARE_LIBBPF_OPTS(bpf_iter_attach_opts, opts);
-	union bpf_iter_link_info info = {};
-
-	if (c->thread_links[i] && c->thread_link_cgids[i] == cgid)
-		return c->thread_links[i];
-	bpf_link__destroy(c->thread_links[i]);
-	c->thread_links[i] = NULL;
-	info.cgroup.cgroup_id = cgid;
-	info.cgroup.order = BPF_CGROUP_ITER_DESCENDANTS_PRE;
-	opts.link_info = &info;
-	opts.link_info_len = sizeof(info);
-	c->thread_links[i] = bpf_program__attach_iter(c->skel->progs.cg_threads, &opts);
-	c->thread_link_cgids[i] = cgid;
-	return c->thread_links[i];
-}
-
-/* Run one watched subtree's iterator and add up what it wrote. 0 or -errno. */
+/* Run the thread iterator and add up what it wrote. 0 or -errno. */
 static int threads_read(struct collector *c, struct bpf_link *link)
 {
 	struct cg_thread_rec rec;
@@ -394,22 +375,14 @@ static int threads_read(struct collector *c, struct bpf_link *link)
 	return err;
 }
 
-int collector__threads(struct collector *c, const uint64_t *watched, int nr_watched,
-		       const struct cg_thread_rec **recs, size_t *nr)
+int collector__threads(struct collector *c, const struct cg_thread_rec **recs, size_t *nr)
 {
-	struct bpf_link *link;
-	int i, err = 0;
+	int err;
 
 	c->nr_recs = 0;
-	if (!c->thread_links)
+	if (!c->threads)
 		return -EINVAL;
-	for (i = 0; i < nr_watched && i < c->nr_thread_links && !err; i++) {
-		link = thread_link(c, i, watched[i]);
-		/* a watched cgroup that is gone (to be made again) has no threads to read */
-		if (!link)
-			continue;
-		err = threads_read(c, link);
-	}
+	err = threads_read(c, c->threads);
 	if (!err && ring_buffer__consume(c->exits) < 0)
 		err = -EIO;
 	*recs = c->recs;
@@ -575,12 +548,9 @@ void collector__close(struct collector *c)
 		munmap(c->snap, c->snap_len);
 	if (c->preempters)
 		munmap(c->preempters, c->preempters_len);
-	for (int i = 0; i < c->nr_thread_links; i++)
-		bpf_link__destroy(c->thread_links[i]);
+	bpf_link__destroy(c->threads);
 	ring_buffer__free(c->exits);
 	cgstat_bpf__destroy(c->skel);
-	free(c->thread_links);
-	free(c->thread_link_cgids);
 	free(c->recs);
 	free(c->zero_live);
 	free(c->pairs);

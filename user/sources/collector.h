@@ -51,13 +51,11 @@ int collector__snapshot(struct collector *c, const struct cg_slot_snap **snap, u
 			uint64_t *at_ns);
 
 /*
- * With pools, the thread records (struct cg_thread_rec) of the threads in the subtrees of the
- * watched cgroups (their ids, as watched now) that did more than sleep since the last call, or
- * are new; then those of the threads that exited since. In the array returned through recs,
- * valid until the next call. 0 or -errno (an iterator that cannot be made or read).
+ * With pools, the thread records (struct cg_thread_rec) of the threads of the watched subtrees
+ * that did more than sleep since the last call, or are new; then those of the threads that
+ * exited since. In the array returned through recs, valid until the next call. 0 or -errno.
  */
-int collector__threads(struct collector *c, const uint64_t *watched, int nr_watched,
-		       const struct cg_thread_rec **recs, size_t *nr);
+int collector__threads(struct collector *c, const struct cg_thread_rec **recs, size_t *nr);
 
 /* How many slots there are: the drain's size. */
 uint32_t collector__max_slots(const struct collector *c);

@@ -11,6 +11,8 @@ pane captured as it is redrawn.
   CPU beside its sleeping main thread, so its tasks sleep exactly a third of their time (SLEEP%
   33.3); v is a vfork parent, blocked (D) while its child lives. By cores, w comes first; after
   the key b (blocked share), v does.
+- The threads view (--threads, key t): the hogs' two spinning threads as w/workload:TID, about
+  half a core each.
 - A narrow terminal: lines are cut to its width, labels shortened first, nothing wrapped.
 - stdin from /dev/null: no keys, and no loop on it.
 - A crash (SIGSEGV): the terminal is given back (echo and canonical mode on, alternate screen
@@ -174,6 +176,39 @@ def sorting_and_shapes(args, tmp):
                                      v_row[verdict_col] if v_row and verdict_col else None))
 
 
+def threads_view(args, tmp):
+    """With --threads, t shows each container's busiest threads as CONTAINER/COMM:TID: the
+    hogs' two spinning threads share one CPU, so each shows half of what it gave them (the
+    kernel's own runtime over the interval), and the sleeping main thread has no row."""
+    work = os.path.join(tmp, "threads")
+    os.mkdir(work)
+    with h.scratch_cgroup("live-t") as w:
+        hogs = h.Workload(args.workload, w, "hogs", 6, 0)
+        screen = Screen(args, work, ["-i", "0.5", "--threads", "-c", "w=" + w], 160, 20)
+        try:
+            h.check(screen.wait_title(), "threads view: the title shows")
+            time.sleep(1.2)
+            screen.key("t")
+            time.sleep(1.2)  # the threads view comes at the next interval
+            lines = screen.lines()
+            screen.key("q")
+            h.wait_file(screen.rc)
+        finally:
+            screen.close()
+            hogs.wait()
+    title = lines[0] if lines else ""
+    rows = [ln.split() for ln in lines[4:] if ln.startswith("w/workload:")]
+    cores_col = None
+    if len(lines) > 3 and "CORES" in lines[3].split():
+        cores_col = lines[3].split().index("CORES")
+    cores = [float(r[cores_col]) for r in rows if cores_col is not None]
+    h.check(" 2 threads " in title and "t: threads" in title, "threads view title: %r" % title)
+    # one CPU shared by two spinners: equal halves of what it gave them (others may take some)
+    h.check(len(rows) == 2 and len(cores) == 2 and min(cores) >= 0.3
+            and abs(cores[0] - cores[1]) <= 0.1 and sum(cores) <= 1.005,
+            "threads view: the 2 spinners, half of one CPU each: %s" % cores)
+
+
 def narrow(args, tmp):
     work = os.path.join(tmp, "narrow")
     os.mkdir(work)
@@ -250,6 +285,7 @@ def main():
     h.scratch_path(tmp)
     readme_first_command(args, tmp)
     sorting_and_shapes(args, tmp)
+    threads_view(args, tmp)
     narrow(args, tmp)
     stdin_not_terminal(args, tmp)
     crash(args, tmp)

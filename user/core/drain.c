@@ -489,7 +489,8 @@ static int records_threads(struct drain *d, const struct cg_slot_snap *snap, uin
 				     rec->time_ns[CG_BLOCKED];
 		}
 	}
-	qsort(d->all_threads, nr, sizeof(*d->all_threads), thread_order);
+	if (nr)
+		qsort(d->all_threads, nr, sizeof(*d->all_threads), thread_order);
 	rows = (size_t)n * d->threads_top;
 	if (rows > d->thread_rows_cap) {
 		grown = realloc(d->thread_rows, rows * sizeof(*d->thread_rows));

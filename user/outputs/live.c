@@ -28,11 +28,17 @@ static const struct {
 	{ 's', "switches/s", CG_FIG_VCSW_RATE, CG_FIG_IVCSW_RATE },
 };
 
-/* One container as last drawn: its line and what it sorts by, so a key redraws at once. */
+/*
+ * One container (or, in the threads view, one thread) as last drawn: its line and what it
+ * sorts by, so a key redraws at once.
+ */
 struct live_row {
 	char line[TABLE_LINE_MAX];
 	double sort_value[ARRAY_SIZE(sort_keys)]; /* -inf: not available, sorts last */
 };
+
+/* The threads view's label of a thread: "CONTAINER/COMM:TID". */
+#define THREAD_LABEL_MAX (TABLE_LABEL_WIDTH + CG_COMM_LEN + 16)
 
 struct live {
 	SCREEN *screen;
@@ -41,7 +47,8 @@ struct live {
 	char header[TABLE_LINE_MAX];
 	struct live_row *rows;
 	int nr_rows, cap_rows;
-	size_t sort; /* index in sort_keys */
+	size_t sort;  /* index in sort_keys */
+	bool threads; /* t: each container's busiest threads (--threads) instead of containers */
 	bool drawn;
 };
 
@@ -132,7 +139,8 @@ static void redraw(struct live *l)
 	char more[64];
 	int y, i, room;
 
-	qsort_r(l->rows, l->nr_rows, sizeof(*l->rows), cmp_rows, &l->sort);
+	if (l->nr_rows)
+		qsort_r(l->rows, l->nr_rows, sizeof(*l->rows), cmp_rows, &l->sort);
 	erase();
 	put_line(0, l->title);
 	put_line(1, l->host);
@@ -181,27 +189,46 @@ static double sort_value(const struct cg_interval *iv, const struct cg_record *r
 	return v + plus;
 }
 
+/* A thread's row of the threads view: its record under the label CONTAINER/COMM:TID. */
+static void thread_line(struct live_row *row, const struct cg_interval *iv,
+			const struct cg_record *thread, const bool *shown, int label_width)
+{
+	static struct cg_record labelled;
+	char label[THREAD_LABEL_MAX];
+
+	snprintf(label, sizeof(label), "%s/%s:%u", thread->name, thread->busiest.comm,
+		 thread->busiest.tid);
+	labelled = *thread;
+	labelled.name = label;
+	table_row(row->line, sizeof(row->line), iv, &labelled, shown, label_width);
+}
+
 int live__draw(struct live *l, const struct cg_interval *iv)
 {
 	bool shown[TABLE_NR_COLUMNS];
 	time_t seconds = (time_t)(iv->epoch_ms / 1000);
+	/* the threads view needs --threads; without, t changes nothing */
+	bool threads = l->threads && iv->threads;
+	const struct cg_record *rows = threads ? iv->threads : iv->records;
+	int nr = threads ? iv->nr_threads : iv->nr_records;
 	struct live_row *grown;
 	int label_width, i;
 	struct tm tm;
 
-	if (iv->nr_records > l->cap_rows) {
-		grown = realloc(l->rows, iv->nr_records * sizeof(*grown));
+	if (nr > l->cap_rows) {
+		grown = realloc(l->rows, nr * sizeof(*grown));
 		if (!grown)
 			return -ENOMEM;
 		l->rows = grown;
-		l->cap_rows = iv->nr_records;
+		l->cap_rows = nr;
 	}
 	localtime_r(&seconds, &tm);
 	snprintf(l->title, sizeof(l->title),
-		 "cgstat %02d:%02d:%02d.%03d  interval %.3f s  %d containers  sorted by %s  "
-		 "(c r b s: sort, q: quit)%s",
+		 "cgstat %02d:%02d:%02d.%03d  interval %.3f s  %d %s  sorted by %s  "
+		 "(c r b s: sort,%s q: quit)%s",
 		 tm.tm_hour, tm.tm_min, tm.tm_sec, (int)(iv->epoch_ms % 1000),
-		 (double)iv->interval_ns / NSEC_PER_SEC, iv->nr_records, sort_keys[l->sort].name,
+		 (double)iv->interval_ns / NSEC_PER_SEC, nr, threads ? "threads" : "containers",
+		 sort_keys[l->sort].name, iv->threads ? " t: threads," : "",
 		 iv->health.inconsistencies ? "  INCONSISTENT" : "");
 	host_line(l->host, sizeof(l->host), &iv->host);
 	table_columns_shown(iv, shown);
@@ -215,13 +242,16 @@ int live__draw(struct live *l, const struct cg_interval *iv)
 	if (label_width < 12)
 		label_width = 12;
 	table_header(l->header, sizeof(l->header), shown, label_width);
-	for (i = 0; i < iv->nr_records; i++) {
-		table_row(l->rows[i].line, sizeof(l->rows[i].line), iv, &iv->records[i], shown,
-			  label_width);
+	for (i = 0; i < nr; i++) {
+		if (threads)
+			thread_line(&l->rows[i], iv, &rows[i], shown, label_width);
+		else
+			table_row(l->rows[i].line, sizeof(l->rows[i].line), iv, &rows[i], shown,
+				  label_width);
 		for (size_t k = 0; k < ARRAY_SIZE(sort_keys); k++)
-			l->rows[i].sort_value[k] = sort_value(iv, &iv->records[i], k);
+			l->rows[i].sort_value[k] = sort_value(iv, &rows[i], k);
 	}
-	l->nr_rows = iv->nr_records;
+	l->nr_rows = nr;
 	l->drawn = true;
 	redraw(l);
 	return 0;
@@ -237,6 +267,9 @@ enum live_key_result live__keys(struct live *l)
 		for (size_t k = 0; k < ARRAY_SIZE(sort_keys); k++)
 			if (ch == sort_keys[k].key)
 				l->sort = k;
+		/* the other view is drawn at the next interval: the last one's rows are gone */
+		if (ch == 't')
+			l->threads = !l->threads;
 		if (l->drawn)
 			redraw(l); /* a new key, or KEY_RESIZE: LINES and COLS are new */
 	}

@@ -2,9 +2,9 @@
 /*
  * The live view on a terminal, as top and systemd-cgtop show theirs: the screen redrawn each
  * interval (ncurses) with the host line on top and the containers below, sorted by a key the
- * user types. Lines are cut to the terminal's width, labels shortened first, never wrapped.
- * The terminal is given back on exit, and on a crash (a fatal signal restores it before the
- * process dies).
+ * user types; with --threads, t switches to each container's busiest threads and back. Lines
+ * are cut to the terminal's width, labels shortened first, never wrapped. The terminal is given
+ * back on exit, and on a crash (a fatal signal restores it before the process dies).
  */
 #ifndef CGSTAT_LIVE_H
 #define CGSTAT_LIVE_H

@@ -348,30 +348,39 @@ static int thread_exit_add(void *ctx, void *data, size_t size)
 	return recs_add(ctx, data);
 }
 
+/* What one read of the thread iterator takes: hundreds of records a system call. */
+#define THREADS_READ_BYTES (256 * sizeof(struct cg_thread_rec))
+
 /* Run the thread iterator and add up what it wrote. 0 or -errno. */
 static int threads_read(struct collector *c, struct bpf_link *link)
 {
-	struct cg_thread_rec rec;
-	size_t have = 0;
+	struct cg_thread_rec *buf;
+	size_t have = 0, whole, i;
 	ssize_t n;
 	int fd, err = 0;
 
-	fd = bpf_iter_create(bpf_link__fd(link));
-	if (fd < 0)
-		return -errno;
-	/* records are written whole; a read may end within one, so it is put together here */
-	while ((n = read(fd, (char *)&rec + have, sizeof(rec) - have)) > 0) {
+	buf = malloc(THREADS_READ_BYTES);
+	fd = buf ? bpf_iter_create(bpf_link__fd(link)) : -1;
+	if (fd < 0) {
+		err = buf ? -errno : -ENOMEM;
+		free(buf);
+		return err;
+	}
+	/* records are written whole; a read may end within one, which goes on into the next */
+	while ((n = read(fd, (char *)buf + have, THREADS_READ_BYTES - have)) > 0) {
 		have += (size_t)n;
-		if (have < sizeof(rec))
-			continue;
-		have = 0;
-		err = recs_add(c, &rec);
+		whole = have / sizeof(*buf);
+		for (i = 0; i < whole && !err; i++)
+			err = recs_add(c, &buf[i]);
 		if (err)
 			break;
+		have -= whole * sizeof(*buf);
+		memmove(buf, &buf[whole], have);
 	}
 	if (n < 0 && !err)
 		err = -errno;
 	close(fd);
+	free(buf);
 	return err;
 }
 

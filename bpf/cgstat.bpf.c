@@ -1641,7 +1641,13 @@ static __always_inline bool thread_record(struct task_state *ts, struct cg_threa
 	rec->first = !ts->recorded_once;
 	ts->recorded_once = 1;
 	rec->nslots = ts->slots.nslots;
-	__builtin_memcpy(rec->slot, ts->slots.slot, sizeof(rec->slot));
+	for (i = 0; i < CG_MAX_NEST; i++) {
+		__u32 slot = ts->slots.slot[i];
+		struct cg_slot_info *info = bpf_map_lookup_elem(&slot_info, &slot);
+
+		rec->slot[i] = slot;
+		rec->owner[i] = info && info->pool_of ? info->pool_of - 1 : slot;
+	}
 	return moved || rec->first || rec->exited;
 }
 

@@ -242,8 +242,13 @@ struct cg_thread_rec {
 	__u32 first;  /* its first record: it was new since the last drain (or at start) */
 	__u32 exited; /* its last: it exited since the last drain */
 	char comm[CG_COMM_LEN];
-	__u32 nslots; /* the slots it counts in (pool slots): which containers it is of */
+	__u32 nslots; /* the slots it counts in (pool slots) */
 	__u32 slot[CG_MAX_NEST];
+	/*
+	 * Each one's watched cgroup's slot: which containers it is of, even where its pool's slot
+	 * was taken after the snapshot of the same drain
+	 */
+	__u32 owner[CG_MAX_NEST];
 	__u64 time_ns[CG_THREAD_TIMES];
 	__u64 count[CG_THREAD_COUNTS];
 };

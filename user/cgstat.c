@@ -648,7 +648,7 @@ int main(int argc, char **argv)
 		goto out;
 	r.drain = drain__new(collector__max_slots(r.collector), events.drain, events.nr,
 			     slots__label, r.slots);
-	if (!r.drain || (opts.threads && drain__set_pools(r.drain)))
+	if (!r.drain || (opts.threads && drain__set_pools(r.drain, opts.pool_exact)))
 		goto out;
 	drain__set_preempter_label(r.drain, slots__cgroup_label, r.slots);
 	/* a hybrid host's throttling is in the v1 cpu controller's files */

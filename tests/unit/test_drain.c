@@ -281,7 +281,7 @@ static void test_pools(void)
 	int s;
 
 	d = drain__new(6, NULL, 0, watched_label, NULL);
-	CHECK(d != NULL && drain__set_pools(d) == 0);
+	CHECK(d != NULL && drain__set_pools(d, false) == 0);
 	if (!d)
 		return;
 	for (s = 0; s < 6; s++)
@@ -341,6 +341,44 @@ out:
 	drain__free(d);
 }
 
+/*
+ * Thread records go to their watched cgroup's record by the owner BPF gives each slot, even
+ * when the pool's slot was taken after the snapshot (beyond nr_slots, or not yet in it): its
+ * pool is then named from the thread's name.
+ */
+static void test_thread_new_pool(void)
+{
+	static struct cg_slot_snap snap[4];
+	static struct cg_thread_rec recs[2];
+	struct cg_interval iv = {};
+	struct drain *d;
+
+	d = drain__new(4, NULL, 0, watched_label, NULL);
+	CHECK(d != NULL && drain__set_pools(d, false) == 0);
+	if (!d)
+		return;
+	snap[0].cgid = 20;
+	snap[0].tasks = 1;
+	drain__baseline(d, snap, 1);
+	recs[0] = (struct cg_thread_rec){ .tid = 5, .nslots = 1, .slot = { 3 }, .owner = { 0 } };
+	memcpy(recs[0].comm, "ml-worker-12", 13);
+	recs[0].time_ns[CG_ONCPU] = 400;
+	recs[1] = (struct cg_thread_rec){ .tid = 6, .nslots = 1, .slot = { 0 }, .owner = { 0 } };
+	memcpy(recs[1].comm, "late-1", 7);
+	recs[1].time_ns[CG_ONCPU] = 100;
+	CHECK(drain__threads(d, recs, 2, 10) == 0);
+	/* the snapshot knew slot 0 only: slot 3 was taken after it */
+	CHECK(drain__interval(d, snap, 1, false, &iv) == 0);
+	CHECK(iv.nr_all_threads == 2 && iv.nr_threads == 2);
+	if (iv.nr_threads == 2) {
+		CHECK(iv.threads[0].thread->tid == 5 && iv.threads[1].thread->tid == 6);
+		CHECK_STR(iv.threads[0].pool, "ml-worker-N");
+		CHECK_STR(iv.threads[1].pool, "(other)");
+		CHECK_STR(iv.threads[0].name, "broker");
+	}
+	drain__free(d);
+}
+
 int main(void)
 {
 	test_counter_scaled();
@@ -349,5 +387,6 @@ int main(void)
 	test_same_label_merged();
 	test_core_sourced();
 	test_pools();
+	test_thread_new_pool();
 	return check_done();
 }

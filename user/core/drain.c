@@ -64,6 +64,7 @@ struct drain {
 	void *preempter_ctx;
 	/* with pools: this interval's records of pool slots, each one's watched slot */
 	bool pools;
+	bool pool_exact; /* --pool-by comm */
 	struct cg_record *pool_records;
 	uint32_t *pool_owner;
 	uint32_t *record_slot;		     /* the slot of each of records */
@@ -122,8 +123,9 @@ struct drain *drain__new(uint32_t max_slots, const struct drain_column *cols, in
 	return d;
 }
 
-int drain__set_pools(struct drain *d)
+int drain__set_pools(struct drain *d, bool exact)
 {
+	d->pool_exact = exact;
 	d->pool_records = calloc(d->max_slots, sizeof(*d->pool_records));
 	d->pools_out = calloc(d->max_slots, sizeof(*d->pools_out));
 	d->pool_owner = calloc(d->max_slots, sizeof(*d->pool_owner));
@@ -476,11 +478,15 @@ static int records_threads(struct drain *d, const struct cg_slot_snap *snap, uin
 		rec = &d->thread_recs[i];
 		for (k = 0; k < rec->nslots && k < CG_MAX_NEST; k++) {
 			s = rec->slot[k];
-			if (s >= nr_slots)
+			owner = rec->owner[k];
+			if (owner >= nr_slots || s >= d->max_slots || d->slot_record[owner] < 0)
 				continue;
-			owner = snap[s].pool_of ? snap[s].pool_of - 1 : s;
-			if (owner >= nr_slots || d->slot_record[owner] < 0)
-				continue;
+			/*
+			 * A pool slot taken after this drain's snapshot has no name from it yet:
+			 * its name is the pattern of the name the thread had when it took it
+			 */
+			if (owner != s && (s >= nr_slots || !snap[s].pool_of))
+				cg_pool_name(rec->comm, d->pool_names[s], d->pool_exact);
 			t = &d->all_threads[nr++];
 			t->rec = rec;
 			t->record = d->slot_record[owner];

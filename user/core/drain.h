@@ -31,10 +31,10 @@ struct drain *drain__new(uint32_t max_slots, const struct drain_column *cols, in
 
 /*
  * Count watched cgroups by thread pool: the slots whose snapshot names a pool (pool_of) are a
- * watched slot's pools, and drain__interval() makes each record the sum of its pools. 0 or
- * -ENOMEM.
+ * watched slot's pools, and drain__interval() makes each record the sum of its pools; exact:
+ * a pool is a thread name, not its pattern (--pool-by comm). 0 or -ENOMEM.
  */
-int drain__set_pools(struct drain *d);
+int drain__set_pools(struct drain *d, bool exact);
 
 /*
  * With pools, the thread records of the interval (collector__threads()), before

@@ -497,7 +497,8 @@ static int records_threads(struct drain *d, const struct cg_slot_snap *snap, uin
 	}
 	if (nr)
 		qsort(d->all_threads, nr, sizeof(*d->all_threads), thread_order);
-	rows = (size_t)n * d->threads_top;
+	/* each thread's row at most once: --threads=100000 is not 100,000 records a cgroup */
+	rows = (size_t)n * d->threads_top < nr ? (size_t)n * d->threads_top : nr;
 	if (rows > d->thread_rows_cap) {
 		grown = realloc(d->thread_rows, rows * sizeof(*d->thread_rows));
 		if (!grown)

@@ -142,14 +142,9 @@ struct task_state {
 	char comm[CG_COMM_LEN];
 	/* with pools: when it was last renamed (see cg_task_rename) */
 	__u64 renamed_at;
-	/*
-	 * With pools, for its thread record: its time asleep and blocked up to its last wakeup,
-	 * and what its last record reached (thread_record()), from its first sight on.
-	 */
-	__u64 off_ns[2];
-	__u64 recorded_time[CG_THREAD_TIMES];
-	__u64 recorded_count[CG_THREAD_COUNTS];
-	__u32 recorded_once;
+	/* with pools: its entry of the thread table (index + 1; 0: none), and the entry's seq */
+	__u32 thread_entry;
+	__u32 thread_seq;
 };
 
 /*
@@ -371,19 +366,36 @@ struct {
 	__type(value, __u32);
 } pools_taken SEC(".maps");
 
-/* Threads' last records, pushed at their exit with pools (the loader sizes it). */
+/*
+ * The thread table, with pools (bpf/cgstat.h, struct cg_thread_entry; the loader sizes it to
+ * CG_THREAD_TABLE and maps it), and the entries user space gave back once it read a thread's
+ * exit, for reuse: thread_free[tail % CG_THREAD_TABLE, head % ...), written and mapped by user
+ * space, taken here (thread_entry_take()).
+ */
 struct {
-	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 4096);
-} thread_exits SEC(".maps");
-
-/* A thread record is made here: too big for the stack beside the switch's. */
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
 	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, struct cg_thread_rec);
-} thread_scratch SEC(".maps");
+	__type(value, struct cg_thread_entry);
+} thread_table SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} thread_free SEC(".maps");
+
+/* user space's: it writes thread_free[head] and then moves head on */
+__u32 thread_free_head;
+__u32 thread_free_tail;
+/* entries taken that no thread had before: thread_table[0, thread_entries_new) have been used */
+__u32 thread_entries_new;
+__u32 thread_seq_last;
+/* threads of the watched subtrees first seen while the table was full: in no thread row */
+__u64 threads_untabled;
 
 /* Slots the loader freed after their cgroup was removed, for reuse. */
 struct {
@@ -866,34 +878,143 @@ __noinline int task_move_cgroup(struct task_state *ts, __u64 cg, __u64 cgid, __u
 	return 0;
 }
 
-/*
- * Thread t's figures so far for its thread record (struct cg_thread_rec), with its time in the
- * sleep it is in to now (0: none).
- */
-static __always_inline void thread_figures(struct task_struct *t, const struct task_state *ts,
-					   __u64 now, __u64 *time_ns, __u64 *count)
+/* ts's entry of the thread table, with pools; NULL where it has none. */
+static __always_inline struct cg_thread_entry *thread_entry_of(const struct task_state *ts)
 {
-	__u32 state = ts_state(ts);
+	__u32 index = ts->thread_entry - 1;
 
-	/* plain loads: t is the kernel's own pointer at every caller (probe reads cost 3 ms a
-	 * drain) */
-	time_ns[CG_ONCPU] = t->se.sum_exec_runtime;
-	time_ns[CG_RUNQ] = t->sched_info.run_delay;
-	time_ns[CG_SLEEP] = ts->off_ns[0];
-	time_ns[CG_BLOCKED] = ts->off_ns[1];
-	if (now && ts->state != TS_UNTRACKED && (state == CG_SLEEP || state == CG_BLOCKED) &&
-	    (__s64)(now - ts->since) > 0)
-		time_ns[state] += now - ts->since;
-	count[CG_NVCSW] = t->nvcsw;
-	count[CG_NIVCSW] = t->nivcsw;
-	count[CG_MIGRATIONS] = t->se.nr_migrations;
+	if (!pools || !ts->thread_entry)
+		return NULL;
+	return bpf_map_lookup_elem(&thread_table, &index);
 }
 
-/* A sleep or a block of a task, with pools, ended at now: for its thread record. */
+/*
+ * Thread t's kernel figures now into its entry. Plain loads: t is the kernel's own pointer at
+ * every caller (probe reads cost 3 ms a drain when a drain read every thread).
+ */
+static __always_inline void thread_entry_figures(struct cg_thread_entry *e, struct task_struct *t)
+{
+	e->time_ns[CG_ONCPU] = t->se.sum_exec_runtime;
+	e->time_ns[CG_RUNQ] = t->sched_info.run_delay;
+	e->count[CG_NVCSW] = t->nvcsw;
+	e->count[CG_NIVCSW] = t->nivcsw;
+	e->count[CG_MIGRATIONS] = t->se.nr_migrations;
+}
+
+/*
+ * An entry for a thread first seen in a watched subtree: one user space gave back, else one no
+ * thread had; CG_THREAD_TABLE where the table is full. The ring's slot is read before the
+ * compare-and-swap that takes it: user space never writes a slot between tail and head.
+ */
+static __always_inline __u32 thread_entry_take(void)
+{
+	__u32 tail, slot, *index, taken;
+	int i;
+
+	for (i = 0; i < 4; i++) {
+		tail = READ_ONCE(thread_free_tail);
+		if (tail == READ_ONCE(thread_free_head))
+			break;
+		slot = tail % CG_THREAD_TABLE;
+		index = bpf_map_lookup_elem(&thread_free, &slot);
+		if (!index)
+			break;
+		taken = *index;
+		if (__sync_val_compare_and_swap(&thread_free_tail, tail, tail + 1) == tail)
+			return taken < CG_THREAD_TABLE ? taken : CG_THREAD_TABLE;
+	}
+	taken = __sync_fetch_and_add(&thread_entries_new, 1);
+	return taken < CG_THREAD_TABLE ? taken : CG_THREAD_TABLE;
+}
+
+/*
+ * Thread t, in a watched subtree from now on (first seen, or moved in), counts in its entry from
+ * here: its figures now are its base. Published by a new seq, written after the base.
+ */
+static __always_inline void thread_entry_start(struct task_struct *t, struct task_state *ts)
+{
+	struct cg_thread_entry *e;
+	__u32 index, seq;
+	int i;
+
+	if (!ts->thread_entry) {
+		index = thread_entry_take();
+		if (index >= CG_THREAD_TABLE) {
+			__sync_fetch_and_add(&threads_untabled, 1);
+			return;
+		}
+		ts->thread_entry = index + 1;
+	}
+	e = thread_entry_of(ts);
+	if (!e)
+		return;
+	thread_entry_figures(e, t);
+	e->time_ns[CG_SLEEP] = 0;
+	e->time_ns[CG_BLOCKED] = 0;
+	for (i = 0; i < CG_THREAD_TIMES; i++)
+		e->base_time_ns[i] = e->time_ns[i];
+	for (i = 0; i < CG_THREAD_COUNTS; i++)
+		e->base_count[i] = e->count[i];
+	e->state = CG_NR_STATES;
+	e->exited = 0;
+	seq = __sync_fetch_and_add(&thread_seq_last, 1) + 1;
+	ts->thread_seq = seq ? seq : 1;
+	__sync_lock_test_and_set(&e->seq, ts->thread_seq);
+}
+
+/* Who t is and where it counts, into its entry: at each resolve of its slots. */
+static __always_inline void thread_entry_name(struct task_struct *t, struct task_state *ts)
+{
+	struct cg_thread_entry *e = thread_entry_of(ts);
+	struct cg_slot_info *info;
+	__u32 slot;
+	int i;
+
+	if (!e)
+		return;
+	e->tid = t->pid;
+	e->pid = t->tgid;
+	__builtin_memcpy(e->comm, ts->comm, sizeof(e->comm));
+	e->nslots = ts->slots.nslots;
+	for (i = 0; i < CG_MAX_NEST; i++) {
+		slot = ts->slots.slot[i];
+		info = bpf_map_lookup_elem(&slot_info, &slot);
+		e->slot[i] = slot;
+		e->owner[i] = info && info->pool_of ? info->pool_of - 1 : slot;
+	}
+}
+
+/*
+ * Thread t leaves the CPU for state to (CG_NR_STATES: it exited) at ts->since: its figures as
+ * the kernel has them now. An exit is its last: user space reads the entry once more and gives
+ * it back.
+ */
+static __always_inline void thread_entry_out(struct task_struct *t, struct task_state *ts, __u32 to)
+{
+	struct cg_thread_entry *e = thread_entry_of(ts);
+
+	if (!e)
+		return;
+	thread_entry_figures(e, t);
+	e->since = ts->since;
+	e->state = to;
+	if (to >= CG_NR_STATES)
+		__sync_lock_test_and_set(&e->exited, 1);
+}
+
+/* A sleep or a block of a task, with pools, ended at now: into its entry. */
 static __always_inline void thread_woke(struct task_state *ts, __u32 from, __u64 now)
 {
-	if (pools && (from == CG_SLEEP || from == CG_BLOCKED) && (__s64)(now - ts->since) > 0)
-		ts->off_ns[from == CG_BLOCKED] += now - ts->since;
+	struct cg_thread_entry *e;
+
+	if (!pools || (from != CG_SLEEP && from != CG_BLOCKED))
+		return;
+	e = thread_entry_of(ts);
+	if (!e)
+		return;
+	if ((__s64)(now - ts->since) > 0)
+		e->time_ns[from == CG_BLOCKED ? CG_BLOCKED : CG_SLEEP] += now - ts->since;
+	e->state = CG_RUNQ;
 }
 
 /*
@@ -938,9 +1059,10 @@ static __always_inline struct task_state *task_state_get(struct task_struct *t, 
 	/* a rename seen off CPU: the task comes on in its new slots (renamed_on_cpu()) */
 	if (ts->state != CG_ONCPU + 1)
 		ts->renamed_at = 0;
-	/* its thread record counts from its first sight in a watched subtree (a move in) */
+	/* its thread row counts from its first sight in a watched subtree (a move in) */
 	if (!counted && ts->slots.nslots)
-		thread_figures(t, ts, 0, ts->recorded_time, ts->recorded_count);
+		thread_entry_start(t, ts);
+	thread_entry_name(t, ts);
 	return ts;
 }
 
@@ -1027,6 +1149,7 @@ static __always_inline struct task_state *switch_out_decide(struct task_struct *
 	ts->state = to < CG_NR_STATES ? to + 1 : TS_UNTRACKED;
 	ts->since = out->left;
 	out->to = ts_state_or_none(ts);
+	thread_entry_out(prev, ts, to);
 	return ts;
 }
 
@@ -1604,69 +1727,6 @@ static __always_inline void run_record(struct cpu_run *run, struct task_struct *
 	run->thread_stolen = 0;
 }
 
-/* Thread t's figures so far and who it is, for its record (thread_record()). */
-static __always_inline void thread_read(struct task_struct *t, const struct task_state *ts,
-					__u64 now, struct cg_thread_rec *rec)
-{
-	thread_figures(t, ts, now, rec->time_ns, rec->count);
-	rec->tid = t->pid;
-	rec->pid = t->tgid;
-	__builtin_memcpy(rec->comm, t->comm, sizeof(rec->comm));
-}
-
-/*
- * Into rec (thread_read()'s) what the thread did since its last record (or its first sight),
- * keeping the figures it reached for the next. False when it did nothing but sleep, so that
- * the thousands of idle threads of a pool make no record (but the first, which tells user
- * space it lived).
- */
-static __always_inline bool thread_record(struct task_state *ts, struct cg_thread_rec *rec)
-{
-	__u64 moved = 0, v;
-	int i;
-
-	for (i = 0; i < CG_THREAD_TIMES; i++) {
-		v = rec->time_ns[i];
-		rec->time_ns[i] = v - ts->recorded_time[i];
-		ts->recorded_time[i] = v;
-		if (i != CG_SLEEP)
-			moved |= rec->time_ns[i];
-	}
-	for (i = 0; i < CG_THREAD_COUNTS; i++) {
-		v = rec->count[i];
-		rec->count[i] = v - ts->recorded_count[i];
-		ts->recorded_count[i] = v;
-		moved |= rec->count[i];
-	}
-	rec->first = !ts->recorded_once;
-	ts->recorded_once = 1;
-	rec->nslots = ts->slots.nslots;
-	for (i = 0; i < CG_MAX_NEST; i++) {
-		__u32 slot = ts->slots.slot[i];
-		struct cg_slot_info *info = bpf_map_lookup_elem(&slot_info, &slot);
-
-		rec->slot[i] = slot;
-		rec->owner[i] = info && info->pool_of ? info->pool_of - 1 : slot;
-	}
-	return moved || rec->first || rec->exited;
-}
-
-/*
- * A thread of a watched cgroup exits (its last switch, with pools): its last record (rec, read
- * by the caller) goes to user space now, its storage with it, so its last stretch counts in
- * the interval it ran in. A global function, verified once.
- */
-__noinline int thread_exited(struct task_state *ts, struct cg_thread_rec *rec)
-{
-	if (!ts || !rec || !ts->slots.nslots)
-		return 0;
-	rec->exited = 1;
-	thread_record(ts, rec);
-	if (bpf_ringbuf_output(&thread_exits, rec, sizeof(*rec), 0))
-		count_drop();
-	return 0;
-}
-
 /*
  * The record's task, renamed in this stretch on CPU and resolved since to ts's slots, goes on
  * CPU there from the rename on (until: now at the latest). Not before the last snapshot that
@@ -1733,14 +1793,6 @@ int BPF_PROG(cg_sched_switch, bool preempt, struct task_struct *prev, struct tas
 	/* the idle task (pid 0, one per CPU) never counts */
 	if (prev->pid)
 		prev_ts = switch_out_decide(prev, preempt, prev_state, now, out);
-	if (pools && prev_ts && out->to >= CG_NR_STATES) {
-		struct cg_thread_rec *rec = bpf_map_lookup_elem(&thread_scratch, &zero);
-
-		if (rec) {
-			thread_read(prev, prev_ts, 0, rec);
-			thread_exited(prev_ts, rec);
-		}
-	}
 	if (next->pid)
 		next_ts = switch_in_decide(next, now, in);
 	/* who took the CPU: the cgroups are the tasks' own, as the slots were resolved for */
@@ -1985,29 +2037,22 @@ int cg_seed_tasks(struct bpf_iter__task *ctx)
 }
 
 /*
- * Each thread of a watched subtree at a drain: its record, unless it only slept. A task iterator
- * visits every thread of the host, a record a visit (one cgroup's threads at once, through
- * bpf_iter_css_task, overflowed the iterator's 32 KiB buffer at 220 threads); the others cost a
- * storage lookup each. Loaded with --threads only.
+ * A task is freed, an RCU grace period after its exit: where its last switch was not reported
+ * (missedSwitches), its entry of the thread table is marked here, so that user space still
+ * reads its last figures and gives the entry back. Loaded with --threads only.
  */
-SEC("iter/task")
-int cg_threads(struct bpf_iter__task *ctx)
+SEC("tp_btf/sched_process_free")
+int BPF_PROG(cg_thread_freed, struct task_struct *t)
 {
-	struct task_struct *t = ctx->task;
-	struct cg_thread_rec *rec;
-	struct task_state *ts;
-	__u32 zero = 0;
+	struct task_state *ts = bpf_task_storage_get(&task_states, t, NULL, 0);
+	struct cg_thread_entry *e = ts ? thread_entry_of(ts) : NULL;
 
-	if (!t)
+	/* the entry is another thread's once user space gave it back */
+	if (!e || READ_ONCE(e->seq) != ts->thread_seq || READ_ONCE(e->exited))
 		return 0;
-	ts = bpf_task_storage_get(&task_states, t, NULL, 0);
-	rec = bpf_map_lookup_elem(&thread_scratch, &zero);
-	if (!ts || !rec || !ts->slots.nslots || ts->state == TS_UNTRACKED)
-		return 0;
-	rec->exited = 0;
-	thread_read(t, ts, clock_now(t), rec);
-	if (thread_record(ts, rec))
-		bpf_seq_write(ctx->meta->seq, rec, sizeof(*rec));
+	thread_entry_figures(e, t);
+	e->state = CG_NR_STATES;
+	__sync_lock_test_and_set(&e->exited, 1);
 	return 0;
 }
 
@@ -2251,6 +2296,16 @@ static __always_inline void thread_snapshot(struct cpu_run *run, struct task_str
 
 	if (!current->pid || run->task != (__u64)current)
 		return;
+	/* a thread that runs through the interval has its figures to now in its entry */
+	if (pools) {
+		struct task_state *ts = bpf_task_storage_get(&task_states, current, NULL, 0);
+		struct cg_thread_entry *e = ts ? thread_entry_of(ts) : NULL;
+
+		if (e) {
+			thread_entry_figures(e, current);
+			e->state = CG_ONCPU;
+		}
+	}
 	b.thread_on_ns = run->thread_on_ns + thread_ran(run, now, stolen);
 	b.task = run->task;
 	b.tid = current->pid;

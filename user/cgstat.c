@@ -248,6 +248,7 @@ struct run {
 	const struct watch_list *watched;
 	bool multiplex_said;
 	bool drops_said;
+	bool untabled_said;
 	struct out_files *files;
 	struct summary *summary;
 	struct metrics *metrics;   /* --listen's figures, or NULL */
@@ -356,6 +357,13 @@ static int run_interval(struct run *r, uint64_t epoch_ms, uint64_t mono_ns)
 			"task storage); counted in droppedEvents from now on\n",
 			(unsigned long long)iv.health.dropped_events, r->opts->max_cgroups);
 		r->drops_said = true;
+	}
+	if (iv.health.untabled_threads && !r->untabled_said) {
+		fprintf(stderr,
+			"cgstat: the thread table is full (%u threads): threads first seen from "
+			"now on count in their pools but have no thread rows\n",
+			CG_THREAD_TABLE);
+		r->untabled_said = true;
 	}
 	slots__begin_interval(r->slots);
 	err = drain_preempters(r, nr_slots);

@@ -4,6 +4,7 @@
  * 0.9 of a core or more in at least half of the intervals it lived through is named, and no
  * other; a thread that exited is kept only if it was one; a tid used again is a new thread.
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -13,6 +14,18 @@
 #define MS 1000000ULL
 
 static struct cg_record records[1] = { { .name = "broker" } };
+
+/* Each thread's life so far, by tid, as the collector's records carry it; reset by its exit. */
+static struct {
+	uint32_t intervals;
+	uint64_t on_ns;
+} life[64];
+
+static struct stages *stages_new(void)
+{
+	memset(life, 0, sizeof(life));
+	return stages__new();
+}
 
 /* One interval of 1 s with these threads: on-CPU ms each, and which ones are new or exit. */
 static void add(struct stages *st, int n, const uint32_t *tids, const uint64_t *on_ms,
@@ -28,6 +41,13 @@ static void add(struct stages *st, int n, const uint32_t *tids, const uint64_t *
 		recs[i] = (struct cg_thread_rec){ .tid = tids[i], .pid = 1, .exited = exited[i] };
 		snprintf(recs[i].comm, sizeof(recs[i].comm), "w-%u", tids[i]);
 		recs[i].time_ns[CG_ONCPU] = on_ms[i] * MS;
+		life[tids[i]].intervals++;
+		life[tids[i]].on_ns += on_ms[i] * MS;
+		recs[i].intervals = life[tids[i]].intervals;
+		recs[i].lived_ns = life[tids[i]].intervals * 1000 * MS;
+		recs[i].total_ns[CG_ONCPU] = life[tids[i]].on_ns;
+		if (exited[i])
+			memset(&life[tids[i]], 0, sizeof(life[0]));
 		all[i] = (struct cg_interval_thread){ &recs[i], 0, "w-N", on_ms[i] * MS };
 	}
 	pool.time_ns[CG_ONCPU] = 0;
@@ -51,7 +71,7 @@ static cJSON *summary_of(struct stages *st)
 static void test_rule(void)
 {
 	static const uint32_t tids[] = { 10, 11, 12 }, live[] = { 0, 0, 0 };
-	struct stages *st = stages__new();
+	struct stages *st = stages_new();
 	cJSON *obj, *stages, *first;
 	int i;
 
@@ -68,6 +88,8 @@ static void test_rule(void)
 	CHECK(first && cJSON_GetObjectItem(first, "tid")->valuedouble == 10);
 	CHECK(first && cJSON_GetObjectItem(first, "serialIntervals")->valuedouble == 3);
 	CHECK(first && cJSON_GetObjectItem(first, "intervals")->valuedouble == 4);
+	/* from its first sight, before it was first serial: (300 + 3 * 950) ms in 4 s */
+	CHECK(first && fabs(cJSON_GetObjectItem(first, "meanCores")->valuedouble - 0.79) < 0.006);
 	CHECK_STR(cJSON_GetObjectItem(obj, "serialStage")->valuestring,
 		  "broker: thread w-N (tid 10) ran at 0.95 cores in 3 of 4 intervals");
 	CHECK(cJSON_GetArraySize(cJSON_GetObjectItem(obj, "topPools")) == 1);
@@ -80,7 +102,7 @@ static void test_exits(void)
 {
 	static const uint32_t tid[] = { 20 }, live[] = { 0 }, gone[] = { 1 };
 	static const uint64_t busy[] = { 990 }, idle[] = { 10 };
-	struct stages *st = stages__new();
+	struct stages *st = stages_new();
 	cJSON *obj;
 
 	add(st, 1, tid, busy, live);
@@ -101,7 +123,7 @@ static void test_none(void)
 {
 	static const uint32_t tids[] = { 1, 2, 3, 4, 5, 6, 7, 8 }, live[8];
 	static const uint64_t on[] = { 250, 250, 250, 250, 250, 250, 250, 250 };
-	struct stages *st = stages__new();
+	struct stages *st = stages_new();
 	cJSON *obj;
 	int i;
 

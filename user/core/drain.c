@@ -74,7 +74,8 @@ struct drain {
 	const struct cg_thread_rec *thread_recs;
 	size_t nr_thread_recs;
 	uint32_t threads_top;
-	int *slot_record; /* by slot: its record's index, or -1 */
+	int *slot_record;	/* by slot: its record's index, or -1 */
+	size_t *record_threads; /* records_threads()'s: where each record's threads go */
 	struct cg_interval_thread *all_threads;
 	size_t all_threads_cap;
 	struct cg_record *thread_rows;
@@ -131,8 +132,9 @@ int drain__set_pools(struct drain *d, bool exact)
 	d->pool_owner = calloc(d->max_slots, sizeof(*d->pool_owner));
 	d->pool_names = calloc(d->max_slots, sizeof(*d->pool_names));
 	d->slot_record = calloc(d->max_slots, sizeof(*d->slot_record));
+	d->record_threads = calloc((size_t)d->max_slots + 1, sizeof(*d->record_threads));
 	if (!d->pool_records || !d->pools_out || !d->pool_owner || !d->pool_names ||
-	    !d->slot_record)
+	    !d->slot_record || !d->record_threads)
 		return -ENOMEM;
 	d->pools = true;
 	return 0;
@@ -421,16 +423,75 @@ int drain__threads(struct drain *d, const struct cg_thread_rec *recs, size_t nr,
 	return 0;
 }
 
-/* Busiest first within a record, the records in their order; then by thread id. */
+/* Whether thread x ranks before y: busier, else the lower thread id. */
+static bool thread_before(const struct cg_interval_thread *x, const struct cg_interval_thread *y)
+{
+	if (x->busy_ns != y->busy_ns)
+		return x->busy_ns > y->busy_ns;
+	return x->rec->tid < y->rec->tid;
+}
+
 static int thread_order(const void *a, const void *b)
 {
-	const struct cg_interval_thread *x = a, *y = b;
+	return thread_before(a, b) ? -1 : thread_before(b, a);
+}
 
-	if (x->record != y->record)
-		return x->record < y->record ? -1 : 1;
-	if (x->busy_ns != y->busy_ns)
-		return x->busy_ns > y->busy_ns ? -1 : 1;
-	return x->rec->tid < y->rec->tid ? -1 : x->rec->tid > y->rec->tid;
+/* Sift t[i] down the heap t[0, n), whose root ranks last of all. */
+static void heap_down(struct cg_interval_thread *t, size_t n, size_t i)
+{
+	struct cg_interval_thread x;
+	size_t c;
+
+	for (c = 2 * i + 1; c < n; i = c, c = 2 * i + 1) {
+		if (c + 1 < n && thread_before(&t[c], &t[c + 1]))
+			c++;
+		if (!thread_before(&t[i], &t[c]))
+			break;
+		x = t[i];
+		t[i] = t[c];
+		t[c] = x;
+	}
+}
+
+/*
+ * The top busiest of t[0, n) to its front, in rank order: a heap of top threads that the others
+ * pass through, not a sort of them all (10,000 threads of a pool, 10 rows).
+ */
+static void threads_top(struct cg_interval_thread *t, size_t n, size_t top)
+{
+	struct cg_interval_thread x;
+	size_t i;
+
+	if (top > n)
+		top = n;
+	if (top < n) {
+		for (i = top / 2; i-- > 0;)
+			heap_down(t, top, i);
+		for (i = top; i < n; i++) {
+			if (top && thread_before(&t[i], &t[0])) {
+				x = t[0];
+				t[0] = t[i];
+				t[i] = x;
+				heap_down(t, top, 0);
+			}
+		}
+	}
+	if (top)
+		qsort(t, top, sizeof(*t), thread_order);
+}
+
+/*
+ * The record of the cgroup whose row thread rec has for its k-th slot, or -1: the slot's
+ * watched cgroup, when the drain has a record for it.
+ */
+static int thread_record_of(const struct drain *d, const struct cg_thread_rec *rec, uint32_t k,
+			    uint32_t nr_slots)
+{
+	uint32_t owner = rec->owner[k];
+
+	if (owner >= nr_slots || rec->slot[k] >= d->max_slots)
+		return -1;
+	return d->slot_record[owner];
 }
 
 /* A record of thread t for thread-stats.csv: its figures, its pool, itself as busiest. */
@@ -465,38 +526,45 @@ static int records_threads(struct drain *d, const struct cg_slot_snap *snap, uin
 {
 	const struct cg_thread_rec *rec;
 	struct cg_interval_thread *t;
-	size_t i, nr = 0, rows;
-	uint32_t k, s, owner;
-	int r, at;
+	size_t i, start, nr, rows, *at = d->record_threads;
+	uint32_t k, s;
+	int r, record;
 	void *grown;
 
 	for (s = 0; s < nr_slots; s++)
 		d->slot_record[s] = -1;
 	for (r = 0; r < n; r++)
 		d->slot_record[d->record_slot[r]] = r;
+	/* by record without a sort: how many each has, then each thread to its record's place */
+	memset(at, 0, ((size_t)n + 1) * sizeof(*at));
+	for (i = 0; i < d->nr_thread_recs; i++)
+		for (k = 0, rec = &d->thread_recs[i]; k < rec->nslots && k < CG_MAX_NEST; k++)
+			if ((record = thread_record_of(d, rec, k, nr_slots)) >= 0)
+				at[record + 1]++;
+	for (r = 0; r < n; r++)
+		at[r + 1] += at[r];
+	nr = at[n];
 	for (i = 0; i < d->nr_thread_recs; i++) {
 		rec = &d->thread_recs[i];
 		for (k = 0; k < rec->nslots && k < CG_MAX_NEST; k++) {
-			s = rec->slot[k];
-			owner = rec->owner[k];
-			if (owner >= nr_slots || s >= d->max_slots || d->slot_record[owner] < 0)
+			record = thread_record_of(d, rec, k, nr_slots);
+			if (record < 0)
 				continue;
+			s = rec->slot[k];
 			/*
 			 * A pool slot taken after this drain's snapshot has no name from it yet:
 			 * its name is the pattern of the name the thread had when it took it
 			 */
-			if (owner != s && (s >= nr_slots || !snap[s].pool_of))
+			if (rec->owner[k] != s && (s >= nr_slots || !snap[s].pool_of))
 				cg_pool_name(rec->comm, d->pool_names[s], d->pool_exact);
-			t = &d->all_threads[nr++];
+			t = &d->all_threads[at[record]++];
 			t->rec = rec;
-			t->record = d->slot_record[owner];
-			t->pool = owner == s ? POOL_OTHER : d->pool_names[s];
+			t->record = record;
+			t->pool = rec->owner[k] == s ? POOL_OTHER : d->pool_names[s];
 			t->busy_ns = rec->time_ns[CG_ONCPU] + rec->time_ns[CG_RUNQ] +
 				     rec->time_ns[CG_BLOCKED];
 		}
 	}
-	if (nr)
-		qsort(d->all_threads, nr, sizeof(*d->all_threads), thread_order);
 	/* each thread's row at most once: --threads=100000 is not 100,000 records a cgroup */
 	rows = (size_t)n * d->threads_top < nr ? (size_t)n * d->threads_top : nr;
 	if (rows > d->thread_rows_cap) {
@@ -507,12 +575,13 @@ static int records_threads(struct drain *d, const struct cg_slot_snap *snap, uin
 		d->thread_rows_cap = rows;
 	}
 	iv->nr_threads = 0;
-	for (r = 0, i = 0; r < n; r++) {
+	/* record r's threads are all_threads[start, at[r]) now */
+	for (r = 0, start = 0; r < n; start = at[r++]) {
+		threads_top(&d->all_threads[start], at[r] - start, d->threads_top);
 		d->records[r].first_thread = iv->nr_threads;
-		for (at = 0; i < nr && d->all_threads[i].record == r; i++, at++)
-			if ((uint32_t)at < d->threads_top)
-				thread_row(&d->thread_rows[iv->nr_threads++], &d->all_threads[i],
-					   &d->records[r]);
+		for (i = start; i < at[r] && i - start < d->threads_top; i++)
+			thread_row(&d->thread_rows[iv->nr_threads++], &d->all_threads[i],
+				   &d->records[r]);
 		d->records[r].nr_threads = iv->nr_threads - d->records[r].first_thread;
 	}
 	iv->threads = d->thread_rows;
@@ -684,6 +753,7 @@ void drain__free(struct drain *d)
 	free(d->pool_owner);
 	free(d->pool_names);
 	free(d->slot_record);
+	free(d->record_threads);
 	free(d->all_threads);
 	free(d->thread_rows);
 	free(d);

@@ -12,6 +12,35 @@
 
 #include "../../bpf/cgstat.h"
 
+/*
+ * One thread of a watched cgroup, with --threads (thread-stats.csv): what it did since its last
+ * record, as the collector makes it from the thread table (bpf/cgstat.h, struct
+ * cg_thread_entry) at each drain. Times and counts indexed by enum cg_state and enum cg_count.
+ */
+struct cg_thread_rec {
+	uint32_t tid;
+	uint32_t pid;
+	uint32_t first;	 /* its first record: it was new since the last drain (or at start) */
+	uint32_t exited; /* its last: it exited since the last drain */
+	char comm[CG_COMM_LEN];
+	uint32_t nslots; /* the slots it counts in (pool slots) */
+	uint32_t slot[CG_MAX_NEST];
+	/*
+	 * Each one's watched cgroup's slot: which containers it is of, even where its pool's slot
+	 * was taken after the snapshot of the same drain
+	 */
+	uint32_t owner[CG_MAX_NEST];
+	uint64_t time_ns[CG_THREAD_TIMES];
+	uint64_t count[CG_THREAD_COUNTS];
+	/*
+	 * Since its first sight: the intervals it lived in (this one and its first, partial, too),
+	 * their time, and its times over them
+	 */
+	uint32_t intervals;
+	uint64_t lived_ns;
+	uint64_t total_ns[CG_THREAD_TIMES];
+};
+
 /* Run-queue wait histogram of one interval (or of a whole run, in the summary). */
 struct cg_hist {
 	uint64_t bucket[CG_HIST_BUCKETS];
@@ -123,15 +152,16 @@ struct cg_host {
  * reported in every JSON line and the summary, never silent.
  */
 struct cg_health {
-	uint64_t dropped_events;  /* events lost to full maps */
-	uint64_t missed_switches; /* switch-outs the kernel did not report, repaired */
-	uint64_t unseen_wakeups;  /* wakeups the kernel did not report, found at the switch-in */
-	uint64_t inconsistencies; /* snapshots with more tasks on a CPU than one: must be 0 */
+	uint64_t dropped_events;   /* events lost to full maps */
+	uint64_t missed_switches;  /* switch-outs the kernel did not report, repaired */
+	uint64_t unseen_wakeups;   /* wakeups the kernel did not report, found at the switch-in */
+	uint64_t inconsistencies;  /* snapshots with more tasks on a CPU than one: must be 0 */
+	uint64_t untabled_threads; /* with --threads: threads first seen with the table full */
 };
 
 /*
  * A thread of a record in the interval, with --threads: each thread that did more than sleep,
- * or was new, or exited (bpf/cgstat.h, struct cg_thread_rec).
+ * or was new, or exited (struct cg_thread_rec).
  */
 struct cg_interval_thread {
 	const struct cg_thread_rec *rec;
@@ -160,8 +190,8 @@ struct cg_interval {
 	int nr_pools;
 	struct cg_record *pools;
 	/*
-	 * With --threads: every thread of the interval, by record, busiest first; and a record
-	 * each of the busiest --threads N of each record (thread-stats.csv), by record.
+	 * With --threads: every thread of the interval, by record, each record's busiest --threads
+	 * N first, in rank order; and a record each of those (thread-stats.csv), by record.
 	 */
 	int nr_all_threads;
 	const struct cg_interval_thread *all_threads;

@@ -9,21 +9,21 @@
 #include "message.h"
 #include "stages.h"
 
-/* A thread of a container, from its first record on. */
+/* A thread of a container that was serial in some interval, from its first sight on. */
 struct stage_thread {
 	struct hash_node node; /* by tid */
 	uint32_t tid;
 	uint32_t pid;
 	char comm[CG_COMM_LEN + 1];
 	const char *pool;	 /* one of the container's pools' names */
-	uint64_t first_interval; /* the interval of its first record, counted from 1 */
+	uint64_t first_interval; /* the interval of its first sight, counted from 1 */
 	uint64_t last_interval;	 /* of its exit; 0 while it lives */
 	uint64_t elapsed_before; /* the run's time before its first interval */
 	uint64_t lived_ns;	 /* its intervals' time, once it exited */
 	uint64_t serial;	 /* intervals it ran at STAGES_SERIAL_SHARE of a core or more */
 	uint64_t serial_on_ns;	 /* what it ran in those, and their time */
 	uint64_t serial_ns;
-	uint64_t time_ns[CG_THREAD_TIMES];
+	uint64_t time_ns[CG_THREAD_TIMES]; /* since its first sight */
 	struct stage_thread *next_gone; /* exited serial stages: out of the table, its tid free */
 };
 
@@ -135,18 +135,27 @@ static bool thread_serial(const struct stages *st, const struct stage_thread *t)
 	return t->serial && 2 * t->serial >= lived(st, t);
 }
 
+/*
+ * A thread's record of this interval. Only a thread serial in some interval is kept (from that
+ * interval on): its record says since when it lived and what it did, so that the 10,000 idle
+ * threads of a pool cost the summary nothing.
+ */
 static int thread_add(struct stages *st, struct stage_container *c,
 		      const struct cg_interval_thread *it, uint64_t interval_ns)
 {
 	const struct cg_thread_rec *rec = it->rec;
-	struct stage_pool *pool = pool_get(c, it->pool);
+	bool serial = rec->time_ns[CG_ONCPU] >= STAGES_SERIAL_SHARE * (double)interval_ns;
+	struct stage_pool *pool;
 	struct stage_thread *t;
 	struct hash_node *n;
 	int i;
 
+	n = hash_table_find(&c->threads, hash_u64(rec->tid), thread_is, &rec->tid);
+	if (!n && !serial)
+		return 0;
+	pool = pool_get(c, it->pool);
 	if (!pool)
 		return -ENOMEM;
-	n = hash_table_find(&c->threads, hash_u64(rec->tid), thread_is, &rec->tid);
 	if (n) {
 		t = container_of(n, struct stage_thread, node);
 	} else {
@@ -154,8 +163,11 @@ static int thread_add(struct stages *st, struct stage_container *c,
 		if (!t)
 			return -ENOMEM;
 		t->tid = rec->tid;
-		t->first_interval = st->intervals;
-		t->elapsed_before = st->elapsed_ns - interval_ns;
+		t->first_interval = rec->intervals && rec->intervals <= st->intervals
+					    ? st->intervals - rec->intervals + 1
+					    : st->intervals;
+		t->elapsed_before =
+			rec->lived_ns < st->elapsed_ns ? st->elapsed_ns - rec->lived_ns : 0;
 		hash_table_add(&c->threads, &t->node, hash_u64(rec->tid));
 	}
 	/* the name and pool it had last */
@@ -163,8 +175,8 @@ static int thread_add(struct stages *st, struct stage_container *c,
 	memcpy(t->comm, rec->comm, CG_COMM_LEN);
 	t->pool = pool->name;
 	for (i = 0; i < CG_THREAD_TIMES; i++)
-		t->time_ns[i] += rec->time_ns[i];
-	if (rec->time_ns[CG_ONCPU] >= STAGES_SERIAL_SHARE * (double)interval_ns) {
+		t->time_ns[i] = rec->total_ns[i];
+	if (serial) {
 		t->serial++;
 		t->serial_on_ns += rec->time_ns[CG_ONCPU];
 		t->serial_ns += interval_ns;
@@ -188,7 +200,7 @@ int stages__add(struct stages *st, const struct cg_interval *iv)
 {
 	struct stage_container *c;
 	struct stage_pool *p;
-	int i, s, err = 0;
+	int i, s, record, err = 0;
 
 	st->intervals++;
 	st->elapsed_ns += iv->interval_ns;
@@ -200,8 +212,12 @@ int stages__add(struct stages *st, const struct cg_interval *iv)
 		for (s = 0; s < CG_THREAD_TIMES; s++)
 			p->time_ns[s] += iv->pools[i].time_ns[s];
 	}
-	for (i = 0; i < iv->nr_all_threads && !err; i++) {
-		c = container_get(st, iv->records[iv->all_threads[i].record].name);
+	/* the threads come by record: a container's name is looked up once for its threads */
+	for (i = 0, record = -1, c = NULL; i < iv->nr_all_threads && !err; i++) {
+		if (iv->all_threads[i].record != record) {
+			record = iv->all_threads[i].record;
+			c = container_get(st, iv->records[record].name);
+		}
 		err = c ? thread_add(st, c, &iv->all_threads[i], iv->interval_ns) : -ENOMEM;
 	}
 	return err;

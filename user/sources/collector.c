@@ -11,6 +11,7 @@
 #include <bpf/libbpf.h>
 
 #include "collector.h"
+#include "thread_table.h"
 #include "cgstat.skel.h"
 
 struct collector {
@@ -23,19 +24,18 @@ struct collector {
 	struct cg_slot_preempters *preempters; /* slot_preempters, mapped read-write */
 	size_t preempters_len;
 	struct cg_preempter *pairs; /* collector__preempters()'s, CG_PREEMPTERS_PER_SLOT a slot */
-	/* with pools: the thread iterator, and the exits' ring */
-	struct bpf_link *threads;
-	struct ring_buffer *exits;
-	struct cg_thread_rec *recs; /* collector__threads()'s */
-	size_t nr_recs, recs_cap;
+	/* with pools: the thread table and its free entries' ring, mapped, and their reader */
+	struct cg_thread_entry *thread_table;
+	uint32_t *thread_free;
+	struct thread_table *threads;
+	/* the last two snapshots' times: the interval the thread table is read for */
+	uint64_t snapshot_before, snapshot_at;
 };
 
-/* The exits' ring: thread records pushed as threads exit, a page at least. */
-#define THREAD_EXITS_BYTES (1u << 20)
+#define THREAD_TABLE_BYTES ((size_t)CG_THREAD_TABLE * sizeof(struct cg_thread_entry))
+#define THREAD_FREE_BYTES  ((size_t)CG_THREAD_TABLE * sizeof(uint32_t))
 
 static bool libbpf_verbose;
-
-static int thread_exit_add(void *ctx, void *data, size_t size);
 
 /*
  * libbpf's warnings always; with -vv everything it says, its debug messages too, as
@@ -101,6 +101,25 @@ static int add_perf_fds(struct collector *c, const struct collector_opts *opts)
 			return err;
 	}
 	return 0;
+}
+
+/* Map the thread table (read-only) and its free entries' ring, and make their reader. */
+static int threads_map(struct collector *c)
+{
+	void *p;
+
+	p = mmap(NULL, THREAD_TABLE_BYTES, PROT_READ, MAP_SHARED,
+		 bpf_map__fd(c->skel->maps.thread_table), 0);
+	if (p == MAP_FAILED)
+		return -errno;
+	c->thread_table = p;
+	p = mmap(NULL, THREAD_FREE_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED,
+		 bpf_map__fd(c->skel->maps.thread_free), 0);
+	if (p == MAP_FAILED)
+		return -errno;
+	c->thread_free = p;
+	c->threads = thread_table__new(CG_THREAD_TABLE);
+	return c->threads ? 0 : -errno;
 }
 
 /*
@@ -213,11 +232,12 @@ struct collector *collector__open(const struct collector_opts *opts)
 	c->skel->rodata->pools = opts->pools && !opts->all_cgroups;
 	c->skel->rodata->pool_exact = opts->pool_exact;
 	bpf_program__set_autoload(c->skel->progs.cg_task_rename, c->skel->rodata->pools);
-	bpf_program__set_autoload(c->skel->progs.cg_threads, c->skel->rodata->pools);
-	bpf_program__set_autoattach(c->skel->progs.cg_threads, false);
+	bpf_program__set_autoload(c->skel->progs.cg_thread_freed, c->skel->rodata->pools);
 	err = size_maps(c->skel, c->max_slots);
 	if (!err && c->skel->rodata->pools)
-		err = bpf_map__set_max_entries(c->skel->maps.thread_exits, THREAD_EXITS_BYTES);
+		err = bpf_map__set_max_entries(c->skel->maps.thread_table, CG_THREAD_TABLE);
+	if (!err && c->skel->rodata->pools)
+		err = bpf_map__set_max_entries(c->skel->maps.thread_free, CG_THREAD_TABLE);
 	if (!err && opts->nr_perf_events)
 		err = bpf_map__set_max_entries(c->skel->maps.perf_events,
 					       opts->nr_perf_events * opts->nr_cpus);
@@ -275,16 +295,10 @@ struct collector *collector__open(const struct collector_opts *opts)
 	}
 
 	if (c->skel->rodata->pools) {
-		c->threads = bpf_program__attach_iter(c->skel->progs.cg_threads, NULL);
-		err = c->threads ? 0 : -errno;
-		c->exits = err ? NULL
-			       : ring_buffer__new(bpf_map__fd(c->skel->maps.thread_exits),
-						  thread_exit_add, c, NULL);
-		if (!err && !c->exits)
-			err = -errno;
+		err = threads_map(c);
 		if (err) {
-			fprintf(stderr, "cgstat: cannot set up the thread records: %s\n",
-				bpf_strerror(err));
+			fprintf(stderr, "cgstat: cannot set up the thread table: %s\n",
+				strerror(-err));
 			goto fail;
 		}
 	}
@@ -323,79 +337,30 @@ int collector__snapshot(struct collector *c, const struct cg_slot_snap **snap, u
 	*nr_slots = hwm < c->max_slots ? hwm : c->max_slots;
 	*snap = c->snap;
 	*at_ns = c->skel->bss->snapshot_now;
+	c->snapshot_before = c->snapshot_at;
+	c->snapshot_at = *at_ns;
 	return 0;
-}
-
-static int recs_add(struct collector *c, const struct cg_thread_rec *rec)
-{
-	struct cg_thread_rec *grown;
-
-	if (c->nr_recs == c->recs_cap) {
-		grown = realloc(c->recs, (c->recs_cap * 2 + 256) * sizeof(*grown));
-		if (!grown)
-			return -ENOMEM;
-		c->recs = grown;
-		c->recs_cap = c->recs_cap * 2 + 256;
-	}
-	c->recs[c->nr_recs++] = *rec;
-	return 0;
-}
-
-static int thread_exit_add(void *ctx, void *data, size_t size)
-{
-	if (size < sizeof(struct cg_thread_rec))
-		return 0;
-	return recs_add(ctx, data);
-}
-
-/* What one read of the thread iterator takes: hundreds of records a system call. */
-#define THREADS_READ_BYTES (256 * sizeof(struct cg_thread_rec))
-
-/* Run the thread iterator and add up what it wrote. 0 or -errno. */
-static int threads_read(struct collector *c, struct bpf_link *link)
-{
-	struct cg_thread_rec *buf;
-	size_t have = 0, whole, i;
-	ssize_t n;
-	int fd, err = 0;
-
-	buf = malloc(THREADS_READ_BYTES);
-	fd = buf ? bpf_iter_create(bpf_link__fd(link)) : -1;
-	if (fd < 0) {
-		err = buf ? -errno : -ENOMEM;
-		free(buf);
-		return err;
-	}
-	/* records are written whole; a read may end within one, which goes on into the next */
-	while ((n = read(fd, (char *)buf + have, THREADS_READ_BYTES - have)) > 0) {
-		have += (size_t)n;
-		whole = have / sizeof(*buf);
-		for (i = 0; i < whole && !err; i++)
-			err = recs_add(c, &buf[i]);
-		if (err)
-			break;
-		have -= whole * sizeof(*buf);
-		memmove(buf, &buf[whole], have);
-	}
-	if (n < 0 && !err)
-		err = -errno;
-	close(fd);
-	free(buf);
-	return err;
 }
 
 int collector__threads(struct collector *c, const struct cg_thread_rec **recs, size_t *nr)
 {
+	uint32_t head, taken = c->skel->bss->thread_entries_new;
+	const uint32_t *done;
+	size_t nr_done, i;
 	int err;
 
-	c->nr_recs = 0;
 	if (!c->threads)
 		return -EINVAL;
-	err = threads_read(c, c->threads);
-	if (!err && ring_buffer__consume(c->exits) < 0)
-		err = -EIO;
-	*recs = c->recs;
-	*nr = c->nr_recs;
+	err = thread_table__read(c->threads, c->thread_table,
+				 taken < CG_THREAD_TABLE ? taken : CG_THREAD_TABLE,
+				 c->snapshot_before, c->snapshot_at);
+	/* the exited threads' entries, read for good, go back to BPF: the slot first, then head */
+	done = thread_table__done(c->threads, &nr_done);
+	head = c->skel->bss->thread_free_head;
+	for (i = 0; i < nr_done; i++)
+		c->thread_free[head++ % CG_THREAD_TABLE] = done[i];
+	__atomic_store_n(&c->skel->bss->thread_free_head, head, __ATOMIC_RELEASE);
+	*recs = thread_table__recs(c->threads, nr);
 	return err;
 }
 
@@ -492,6 +457,7 @@ void collector__health(const struct collector *c, struct cg_health *health)
 	health->missed_switches = c->skel->bss->missed_switches;
 	health->unseen_wakeups = c->skel->bss->unseen_wakeups;
 	health->inconsistencies = c->skel->bss->oncpu_violations;
+	health->untabled_threads = c->skel->bss->threads_untabled;
 }
 
 bool collector__multiplexed(const struct collector *c)
@@ -557,10 +523,12 @@ void collector__close(struct collector *c)
 		munmap(c->snap, c->snap_len);
 	if (c->preempters)
 		munmap(c->preempters, c->preempters_len);
-	bpf_link__destroy(c->threads);
-	ring_buffer__free(c->exits);
+	if (c->thread_table)
+		munmap(c->thread_table, THREAD_TABLE_BYTES);
+	if (c->thread_free)
+		munmap(c->thread_free, THREAD_FREE_BYTES);
+	thread_table__free(c->threads);
 	cgstat_bpf__destroy(c->skel);
-	free(c->recs);
 	free(c->zero_live);
 	free(c->pairs);
 	free(c);

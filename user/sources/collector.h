@@ -52,8 +52,9 @@ int collector__snapshot(struct collector *c, const struct cg_slot_snap **snap, u
 
 /*
  * With pools, the thread records (struct cg_thread_rec) of the threads of the watched subtrees
- * that did more than sleep since the last call, or are new; then those of the threads that
- * exited since. In the array returned through recs, valid until the next call. 0 or -errno.
+ * that did more than sleep since the last call, or are new, or exited, from the thread table
+ * (thread_table.h), as of the last snapshot. In the array returned through recs, valid until
+ * the next call. 0 or -errno.
  */
 int collector__threads(struct collector *c, const struct cg_thread_rec **recs, size_t *nr);
 

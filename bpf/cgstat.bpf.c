@@ -927,6 +927,18 @@ static __always_inline __u32 thread_entry_take(void)
 	return taken < CG_THREAD_TABLE ? taken : CG_THREAD_TABLE;
 }
 
+/* An entry taken for nothing: user space reads it as a thread gone unseen and gives it back. */
+static __always_inline void thread_entry_unused(__u32 index)
+{
+	struct cg_thread_entry *e = bpf_map_lookup_elem(&thread_table, &index);
+
+	if (!e)
+		return;
+	e->nslots = 0;
+	e->exited = 1;
+	__sync_lock_test_and_set(&e->seq, __sync_fetch_and_add(&thread_seq_last, 1) + 1);
+}
+
 /*
  * Thread t, in a watched subtree from now on (first seen, or moved in), counts in its entry from
  * here: its figures now are its base. Published by a new seq, written after the base.
@@ -943,7 +955,9 @@ static __always_inline void thread_entry_start(struct task_struct *t, struct tas
 			__sync_fetch_and_add(&threads_untabled, 1);
 			return;
 		}
-		ts->thread_entry = index + 1;
+		/* two CPUs may resolve a new thread at once: the loser gives its entry back */
+		if (__sync_val_compare_and_swap(&ts->thread_entry, 0, index + 1))
+			thread_entry_unused(index);
 	}
 	e = thread_entry_of(ts);
 	if (!e)

@@ -380,12 +380,13 @@ struct {
 	__type(value, struct cg_thread_entry);
 } thread_table SEC(".maps");
 
+/* 8 bytes an index: an array's values are 8-byte aligned, and user space maps them as such */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(map_flags, BPF_F_MMAPABLE);
 	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, __u32);
+	__type(value, __u64);
 } thread_free SEC(".maps");
 
 /* user space's: it writes thread_free[head] and then moves head on */
@@ -908,7 +909,8 @@ static __always_inline void thread_entry_figures(struct cg_thread_entry *e, stru
  */
 static __always_inline __u32 thread_entry_take(void)
 {
-	__u32 tail, slot, *index, taken;
+	__u32 tail, slot, taken;
+	__u64 *index;
 	int i;
 
 	for (i = 0; i < 4; i++) {
@@ -919,7 +921,7 @@ static __always_inline __u32 thread_entry_take(void)
 		index = bpf_map_lookup_elem(&thread_free, &slot);
 		if (!index)
 			break;
-		taken = *index;
+		taken = (__u32)*index;
 		if (__sync_val_compare_and_swap(&thread_free_tail, tail, tail + 1) == tail)
 			return taken < CG_THREAD_TABLE ? taken : CG_THREAD_TABLE;
 	}

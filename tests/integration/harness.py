@@ -255,6 +255,29 @@ def scratch_cgroup(name="t", parent=None):
         remove_cgroup_tree(path)
 
 
+def service_restarted(cgstat_path, workload, cgstat_args, shape):
+    """A service whose cgroup is removed and made again under its path (a restart), watched by
+    a cgstat as "svc": the workload shape run in each life. (cgstat, each life's report, both
+    lives' cpu.stat usage_usec in ms, cgstat's exit code)."""
+    path = os.path.join(v2_mount(), "cgstat-test-%d-svc" % os.getpid())
+    os.mkdir(path)
+    try:
+        cgstat = Cgstat(cgstat_path, list(cgstat_args) + ["-c", "svc=" + path])
+        lives = [run_workload(workload, path, *shape)]
+        usage_ms = cgroup_usage_ms(path)
+        remove_cgroup_tree(path)
+        os.mkdir(path)
+        # cgstat finds the new cgroup at the end of an interval
+        cgstat.wait_intervals(time.time() * 1000, 1)
+        lives.append(run_workload(workload, path, *shape))
+        settle()
+        code = cgstat.stop()
+        usage_ms += cgroup_usage_ms(path)
+    finally:
+        remove_cgroup_tree(path)
+    return cgstat, lives, usage_ms, code
+
+
 def remove_cgroup_tree(path):
     if not os.path.isdir(path):
         return

@@ -294,26 +294,12 @@ def beside_second_cgstat(args):
 def restarted_service(args):
     """A watched cgroup removed and made again under its path (a service restart) is counted
     again under its label, and said once on stderr."""
-    path = os.path.join(h.v2_mount(), "cgstat-test-%d-svc" % os.getpid())
-    os.mkdir(path)
-    try:
-        cgstat = h.Cgstat(args.cgstat, ["-q", "-i", "0.5", "-c", "svc=" + path])
-        first = h.run_workload(args.workload, path, "steady", 1, 2)
-        usage_ms = h.cgroup_usage_ms(path)
-        h.remove_cgroup_tree(path)
-        os.mkdir(path)
-        # cgstat finds the new cgroup at the end of an interval
-        cgstat.wait_intervals(time.time() * 1000, 1)
-        second = h.run_workload(args.workload, path, "steady", 1, 2)
-        h.settle()
-        code = cgstat.stop()
-        usage_ms += h.cgroup_usage_ms(path)
-    finally:
-        h.remove_cgroup_tree(path)
+    cgstat, lives, usage_ms, code = h.service_restarted(args.cgstat, args.workload,
+                                                        ["-q", "-i", "0.5"], ("steady", 1, 2))
     h.check(code == 0, "restart: cgstat exit code %d" % code)
     got = h.sched_totals(cgstat.rows("sched-stats.csv"), "svc")
     h.check_cpu_stat("restart: on-CPU of both lives of the cgroup", got["onCpuMillis"],
-                     usage_ms, [first, second])
+                     usage_ms, lives)
     said = [line for line in cgstat.stderr_lines if "made again" in line]
     h.check(len(said) == 1, "restart: said once on stderr: %r" % said)
 

@@ -18,13 +18,18 @@ from the kernel's own figures of every thread, which the workload reports with t
 - serialStages in container-summary.json names the spinner, and nothing else, with its verdict
   line there and on stderr; 8 equally busy threads on 2 CPUs make none;
 - threads that start and exit between drains (the churn shape) still count: the threads' rows
-  add up to the container's on-CPU time."""
+  add up to the container's on-CPU time, also when more of them come and go than the thread
+  table holds;
+- a restarted service (its cgroup made again) goes on in the same pools and rows, and a second
+  cgstat beside changes nothing."""
 
 import json
 
 import harness as h
 
 SECONDS = 3
+# bpf/cgstat.h, CG_THREAD_TABLE
+TABLE_ENTRIES = 32768
 POOLS = {"serial-ml-N": 1, "io-N-N": 3, "idle-N": 8, "workload": 1}
 TIMES = ["onCpuMillis", "runqWaitMillis", "offCpuSleepMillis", "offCpuBlockedMillis"]
 COUNTS = ["voluntarySwitches", "involuntarySwitches", "migrations"]
@@ -214,13 +219,18 @@ def check_runq(name, got_ms, kernel, tail_ms, why):
     want_ms = kernel["run_delay_ns"] / 1e6
     excess_ms = SLEEPER_RUNQ_EXCESS * want_ms if kernel["sleeps"] else 0
     missed_ms = MISSED_SWITCH_MS * kernel.get("missed", 0)
+    # and a missed switch may leave out one wait: the spinner's pool read 0.094 ms (8.7 %) of its
+    # 1.08 ms below run_delay in a run with 14 missed switches (docs/reliability.md)
+    missed_below_ms = kernel.get("missed", 0) * want_ms / max(kernel["pcount"], 1)
     h.check_time(name, got_ms, want_ms, RUNQ_SLEEPERS, tail=tail_ms + per_wait_ms + missed_ms,
                  why=why + ", and 1 us a wait" + (
                      ", and %d switches the kernel did not report" % kernel["missed"]
                      if missed_ms else ""),
-                 below=per_wait_ms + excess_ms,
-                 below_why="1 us a wait%s" % (", and run_delay's excess for sleepers"
-                                              if excess_ms else ""))
+                 below=per_wait_ms + excess_ms + missed_below_ms,
+                 below_why="1 us a wait%s%s" % (
+                     ", and run_delay's excess for sleepers" if excess_ms else "",
+                     ", and a mean wait for each of %d missed switches" % kernel["missed"]
+                     if missed_below_ms else ""))
 
 
 def pools_by_pattern(args):
@@ -324,6 +334,69 @@ def churn(args):
     h.check_cpu_stat("churn: the threads' on-CPU", threads, report["usage_ms"], [report])
 
 
+def table_reuse(args):
+    """More threads come and go than the thread table holds (32,768 entries): an exited thread's
+    entry is given back and taken again, so every thread has its rows, none is left out as the
+    table full, and their on-CPU time still adds up to cpu.stat."""
+    procs = TABLE_ENTRIES // 8 + 200
+    cgstat, report = run(args, shape=("churn", procs, 8), threads="--threads=100000")
+    rows = [r for r in cgstat.rows("thread-stats.csv") if r["container"] == "pl"]
+    # each thread has a row at least (its first); tids repeat (pid_max is 32,768 here)
+    h.check(len(rows) >= procs * 9,
+            "table reuse: %d rows for %d threads (%d processes of 8 threads and their main "
+            "ones), through a table of %d" % (len(rows), procs * 9, procs, TABLE_ENTRIES))
+    full = [l for l in cgstat.stderr_lines if "thread table is full" in l]
+    h.check(not full, "table reuse: never full: %r" % full)
+    h.check_cpu_stat("table reuse: the threads' on-CPU", sum(float(r["onCpuMillis"]) for r in
+                                                              rows), report["usage_ms"], [report])
+
+
+def restarted(args):
+    """A watched service restarted (its cgroup removed and made again under its path): its
+    second life's threads count in the same label's pools and rows, both lives' pools and
+    threads add up to both lives' cpu.stat, and each life's spinner is a serial stage."""
+    cgstat, lives, usage_ms, code = h.service_restarted(
+        args.cgstat, args.workload, ["-q", "-i", "0.5", "--threads=100"], ("pools", 2))
+    h.check(code == 0, "restart: cgstat exit code %d" % code)
+    pools = [r for r in cgstat.rows("pool-stats.csv") if r["container"] == "svc"]
+    h.check_cpu_stat("restart: the pools' on-CPU over both lives",
+                     sum(float(r["onCpuMillis"]) for r in pools), usage_ms, lives)
+    rows = [r for r in cgstat.rows("thread-stats.csv") if r["container"] == "svc"]
+    tids = {r["tid"] for r in rows}
+    for i, life in enumerate(lives):
+        missing = sorted(set(life["threads"]) - tids)
+        h.check(not missing, "restart: rows of each of life %d's %d threads; missing %s"
+                % (i + 1, len(life["threads"]), missing))
+    h.check_cpu_stat("restart: the threads' on-CPU over both lives",
+                     sum(float(r["onCpuMillis"]) for r in rows), usage_ms, lives)
+    spinners = sorted(tid for life in lives for tid, t in life["threads"].items()
+                      if t["comm"] == "serial-ml-7")
+    stages = cgstat.summary()["containers"].get("svc", {}).get("serialStages", [])
+    h.check(sorted(str(s["tid"]) for s in stages) == spinners,
+            "restart: serialStages %s, want each life's spinner %s"
+            % (sorted(s["tid"] for s in stages), spinners))
+
+
+def beside_other_cgstat(args):
+    """--threads while a second cgstat watches every cgroup (its own programs on the same
+    tracepoints, its own task storage): the pools and each thread against the kernel, as
+    alone."""
+    print("beside a second cgstat:")
+    other = h.Cgstat(args.cgstat, ["-q", "-i", "0.5"])
+    try:
+        cgstat, report = run(args)
+    finally:
+        code = other.stop()
+    h.check(code == 0, "the second cgstat's exit code %d" % code)
+    pools = check_sums(cgstat)
+    check_kernel(pools, report, missed=missed_switches(cgstat))
+    check_threads(cgstat, report)
+    summary = cgstat.summary()
+    h.check(summary["inconsistencies"] == 0 and summary["droppedEvents"] == 0,
+            "beside another cgstat: %d inconsistencies, %d dropped"
+            % (summary["inconsistencies"], summary["droppedEvents"]))
+
+
 def pools_by_comm(args):
     cgstat, report = run(args, ["--pool-by", "comm"])
     pools = check_sums(cgstat)
@@ -338,6 +411,9 @@ def main():
     pools_by_comm(args)
     no_stage(args)
     churn(args)
+    table_reuse(args)
+    restarted(args)
+    beside_other_cgstat(args)
     h.done()
 
 

@@ -26,14 +26,14 @@ struct collector {
 	struct cg_preempter *pairs; /* collector__preempters()'s, CG_PREEMPTERS_PER_SLOT a slot */
 	/* with pools: the thread table and its free entries' ring, mapped, and their reader */
 	struct cg_thread_entry *thread_table;
-	uint32_t *thread_free;
+	uint64_t *thread_free;
 	struct thread_table *threads;
 	/* the last two snapshots' times: the interval the thread table is read for */
 	uint64_t snapshot_before, snapshot_at;
 };
 
 #define THREAD_TABLE_BYTES ((size_t)CG_THREAD_TABLE * sizeof(struct cg_thread_entry))
-#define THREAD_FREE_BYTES  ((size_t)CG_THREAD_TABLE * sizeof(uint32_t))
+#define THREAD_FREE_BYTES  ((size_t)CG_THREAD_TABLE * sizeof(uint64_t))
 
 static bool libbpf_verbose;
 

@@ -479,7 +479,7 @@ static void check_only_key(const cJSON *obj, const char *key, const char *want)
 /* A thread named label (cut as the kernel cuts comm) in its pool, a serial stage. */
 static void check_threads(const char *label)
 {
-	struct cg_thread_rec rec = { .tid = 42, .pid = 41, .first = 1 };
+	struct cg_thread_rec rec = { .tid = 42, .pid = 41, .intervals = 1 };
 	char pool[CG_COMM_LEN + 1] = { 0 }, *text, *json, *line = NULL;
 	struct cg_record record = { .name = "c", .nr_pools = 1, .nr_threads = 1 };
 	struct cg_record pool_row = { .name = "c", .pool = pool };

@@ -49,7 +49,7 @@ static void test_rows(void)
 	table[0].time_ns[CG_ONCPU] += 30 * MS;
 	table[0].count[CG_NVCSW] = 3;
 	r = read_at(tt, 0, 1000, &nr);
-	CHECK(nr == 1 && r[0].tid == 10 && r[0].first && !r[0].exited);
+	CHECK(nr == 1 && r[0].tid == 10 && r[0].intervals == 1 && !r[0].exited);
 	CHECK(nr == 1 && r[0].time_ns[CG_ONCPU] == 30 * MS && r[0].count[CG_NVCSW] == 3);
 	CHECK(nr == 1 && r[0].intervals == 1 && r[0].lived_ns == 1000 * MS);
 
@@ -64,7 +64,7 @@ static void test_rows(void)
 	table[0].state = CG_RUNQ;
 	table[0].time_ns[CG_ONCPU] += 10 * MS;
 	r = read_at(tt, 2000, 3000, &nr);
-	CHECK(nr == 1 && !r[0].first && r[0].time_ns[CG_ONCPU] == 10 * MS);
+	CHECK(nr == 1 && r[0].intervals == 3 && r[0].time_ns[CG_ONCPU] == 10 * MS);
 	CHECK(nr == 1 && r[0].time_ns[CG_SLEEP] == 200 * MS);
 	CHECK(nr == 1 && r[0].intervals == 3 && r[0].lived_ns == 3000 * MS);
 	CHECK(nr == 1 && r[0].total_ns[CG_ONCPU] == 40 * MS && r[0].total_ns[CG_SLEEP] == 700 * MS);
@@ -103,7 +103,7 @@ static void test_rows(void)
 	take(0, 2, 10, 100);
 	table[0].time_ns[CG_ONCPU] += 1 * MS;
 	r = read_at(tt, 9000, 10000, &nr);
-	CHECK(nr == 1 && r[0].first && r[0].time_ns[CG_ONCPU] == 1 * MS && r[0].intervals == 1);
+	CHECK(nr == 1 && r[0].time_ns[CG_ONCPU] == 1 * MS && r[0].intervals == 1);
 	thread_table__free(tt);
 }
 
@@ -120,7 +120,7 @@ static void test_between(void)
 	table[2].exited = 1;
 	r = read_at(tt, 0, 1000, &nr);
 	thread_table__done(tt, &nr_done);
-	CHECK(nr == 1 && r[0].tid == 30 && r[0].first && r[0].exited);
+	CHECK(nr == 1 && r[0].tid == 30 && r[0].intervals == 1 && r[0].exited);
 	CHECK(nr == 1 && r[0].time_ns[CG_ONCPU] == 4 * MS && nr_done == 1);
 	thread_table__free(tt);
 }

@@ -436,10 +436,17 @@ static int thread_order(const void *a, const void *b)
 	return thread_before(a, b) ? -1 : thread_before(b, a);
 }
 
+static void thread_swap(struct cg_interval_thread *a, struct cg_interval_thread *b)
+{
+	struct cg_interval_thread x = *a;
+
+	*a = *b;
+	*b = x;
+}
+
 /* Sift t[i] down the heap t[0, n), whose root ranks last of all. */
 static void heap_down(struct cg_interval_thread *t, size_t n, size_t i)
 {
-	struct cg_interval_thread x;
 	size_t c;
 
 	for (c = 2 * i + 1; c < n; i = c, c = 2 * i + 1) {
@@ -447,9 +454,7 @@ static void heap_down(struct cg_interval_thread *t, size_t n, size_t i)
 			c++;
 		if (!thread_before(&t[i], &t[c]))
 			break;
-		x = t[i];
-		t[i] = t[c];
-		t[c] = x;
+		thread_swap(&t[i], &t[c]);
 	}
 }
 
@@ -459,7 +464,6 @@ static void heap_down(struct cg_interval_thread *t, size_t n, size_t i)
  */
 static void threads_top(struct cg_interval_thread *t, size_t n, size_t top)
 {
-	struct cg_interval_thread x;
 	size_t i;
 
 	if (top > n)
@@ -469,9 +473,7 @@ static void threads_top(struct cg_interval_thread *t, size_t n, size_t top)
 			heap_down(t, top, i);
 		for (i = top; i < n; i++) {
 			if (top && thread_before(&t[i], &t[0])) {
-				x = t[0];
-				t[0] = t[i];
-				t[i] = x;
+				thread_swap(&t[0], &t[i]);
 				heap_down(t, top, 0);
 			}
 		}

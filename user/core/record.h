@@ -20,7 +20,6 @@
 struct cg_thread_rec {
 	uint32_t tid;
 	uint32_t pid;
-	uint32_t first;	 /* its first record: it was new since the last drain (or at start) */
 	uint32_t exited; /* its last: it exited since the last drain */
 	char comm[CG_COMM_LEN];
 	uint32_t nslots; /* the slots it counts in (pool slots) */

@@ -351,9 +351,9 @@ int collector__threads(struct collector *c, const struct cg_thread_rec **recs, s
 
 	if (!c->threads)
 		return -EINVAL;
-	err = thread_table__read(c->threads, c->thread_table,
-				 taken < CG_THREAD_TABLE ? taken : CG_THREAD_TABLE,
-				 c->snapshot_before, c->snapshot_at);
+	/* the reader reads no further than the table: taken counts the full table's misses too */
+	err = thread_table__read(c->threads, c->thread_table, taken, c->snapshot_before,
+				 c->snapshot_at);
 	/* the exited threads' entries, read for good, go back to BPF: the slot first, then head */
 	done = thread_table__done(c->threads, &nr_done);
 	head = c->skel->bss->thread_free_head;

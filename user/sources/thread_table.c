@@ -102,17 +102,17 @@ static int entry_read(struct thread_table *tt, uint32_t index, const struct cg_t
 	struct entry_seen *s = &tt->seen[index];
 	struct cg_thread_rec r = { .tid = e->tid, .pid = e->pid, .exited = e->exited };
 	uint64_t time_ns[CG_THREAD_TIMES], moved = 0;
+	bool first = s->seq != e->seq;
 	struct cg_thread_rec *rec;
 	int i;
 
-	if (s->seq != e->seq) {
+	if (first) {
 		s->seq = e->seq;
 		s->done = false;
 		s->first_read = tt->reads;
 		s->from = from;
 		memcpy(s->time_ns, e->base_time_ns, sizeof(s->time_ns));
 		memcpy(s->count, e->base_count, sizeof(s->count));
-		r.first = 1;
 	}
 	memcpy(time_ns, e->time_ns, sizeof(time_ns));
 	if ((e->state == CG_SLEEP || e->state == CG_BLOCKED) && now > e->since)
@@ -131,7 +131,7 @@ static int entry_read(struct thread_table *tt, uint32_t index, const struct cg_t
 		tt->done[tt->nr_done++] = index;
 	}
 	/* out of every watched subtree now: its figures move on, in no row */
-	if (!e->nslots || !(moved || r.first || r.exited))
+	if (!e->nslots || !(moved || first || r.exited))
 		return 0;
 	rec = rec_new(tt);
 	if (!rec)

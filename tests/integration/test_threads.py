@@ -356,7 +356,7 @@ def restarted(args):
     second life's threads count in the same label's pools and rows, both lives' pools and
     threads add up to both lives' cpu.stat, and each life's spinner is a serial stage."""
     cgstat, lives, usage_ms, code = h.service_restarted(
-        args.cgstat, args.workload, ["-q", "-i", "0.5", "--threads=100"], ("pools", 2))
+        args.cgstat, args.workload, ["-q", "-i", "0.5", "--threads=100"], ("pools", SECONDS))
     h.check(code == 0, "restart: cgstat exit code %d" % code)
     pools = [r for r in cgstat.rows("pool-stats.csv") if r["container"] == "svc"]
     h.check_cpu_stat("restart: the pools' on-CPU over both lives",

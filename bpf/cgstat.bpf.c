@@ -1579,13 +1579,13 @@ static __always_inline void repair_bounds(const struct cpu_run *run, struct task
 
 static __always_inline void switch_repair(struct cpu_run *run, struct task_struct *prev,
 					  struct task_state *prev_ts, struct switch_out *out,
-					  const struct repair *r, __u64 now)
+					  const struct repair *r, __u64 now, bool atomic)
 {
 	__u64 left = r->left, came = r->came;
 
 	if (run->task) {
 		__sync_fetch_and_add(&missed_switches, 1);
-		slots_move(&run->slots, CG_ONCPU, CG_NR_STATES, left, false);
+		slots_move(&run->slots, CG_ONCPU, CG_NR_STATES, left, atomic);
 	}
 	if (prev_ts) {
 		/* prev came on CPU unseen: its wait up to then, as the kernel counted it */
@@ -1599,7 +1599,7 @@ static __always_inline void switch_repair(struct cpu_run *run, struct task_struc
 		waits_recover_of(prev, prev_ts, &args, &out->recovered);
 		out->migrations = prev->se.nr_migrations - prev_ts->nr_migrations;
 		prev_ts->nr_migrations = prev->se.nr_migrations;
-		slots_move(&prev_ts->slots, out->from, CG_ONCPU, came, false);
+		slots_move(&prev_ts->slots, out->from, CG_ONCPU, came, atomic);
 		out->from = CG_ONCPU;
 	}
 }
@@ -1874,7 +1874,7 @@ int BPF_PROG(cg_sched_switch, bool preempt, struct task_struct *prev, struct tas
 		slots_switch(&prev_ts->slots, out, in, now);
 	} else {
 		if (repaired)
-			switch_repair(run, prev, prev_ts, out, &repair, now);
+			switch_repair(run, prev, prev_ts, out, &repair, now, false);
 		else if (prev_ts && run_slots_are(run, prev_ts) && out->from == CG_NR_STATES)
 			/* the record counts prev in prev's own slots: release it in prev's pass */
 			out->from = CG_ONCPU;
@@ -2235,6 +2235,78 @@ static __always_inline void run_idle_repair(struct cpu_run *run, struct task_str
 }
 
 /*
+ * The waits a snapshot's repair recovered for the task it found on CPU, and its migrations: what
+ * slot_switch() applies at a switch-out, with no switch to count. Atomics, as the snapshot's
+ * other moves.
+ */
+static __always_inline long slot_recovered(__u32 index, void *ctx)
+{
+	struct switch_visit *w = ctx;
+	struct cg_slot_live *live = slot_live_of(w->v.set, index);
+	const struct waits_recovered *r = &w->out->recovered;
+
+	if (!live)
+		return 0;
+	__sync_fetch_and_sub(&live->base[CG_SLEEP], r->taken[0]);
+	__sync_fetch_and_sub(&live->base[CG_BLOCKED], r->taken[1]);
+	__sync_fetch_and_add(&live->base[CG_RUNQ], r->taken[0] + r->taken[1] + r->added);
+	__sync_fetch_and_add(&live->count[CG_RUNQ_WAITS], r->waits);
+	__sync_fetch_and_add(&live->count[CG_MIGRATIONS], w->out->migrations);
+	__sync_fetch_and_add(&live->seq, 1);
+	return 0;
+}
+
+/*
+ * A snapshot that finds on this CPU a task the record does not hold: the kernel reported neither
+ * the record's task leaving nor current coming (a hypervisor agent's thread ran between them:
+ * switch_repair()). Left to current's switch-out, current would count in the state cgstat last
+ * saw it in until then: a spinner that the agent preempted, on the run queue through the
+ * interval that ends now, its run coming back as on-CPU time in the next (94 ms of run-queue
+ * time in one interval, 594 ms on CPU in the next 500 ms one). So the snapshot repairs it as
+ * that switch-out would, and records current on CPU from when it came, in the ending interval's
+ * busiest thread too. Not where current's state is not to be had here (its storage busy, or
+ * never made, or changed by a wakeup elsewhere at this moment): its switch-out repairs then.
+ */
+static __always_inline void run_task_repair(struct cpu_run *run, struct task_struct *current,
+					    __u64 now, __u64 untasked)
+{
+	struct switch_out *out = &run->out;
+	struct switch_visit w = { .out = out };
+	struct repair r = {};
+	struct task_state *ts;
+	__u32 old, from, gen;
+
+	if (!current->pid || run->task == (__u64)current)
+		return;
+	ts = bpf_task_storage_get(&task_states, current, NULL, 0);
+	if (!ts)
+		return;
+	old = READ_ONCE(ts->state);
+	if (old == TS_UNTRACKED || old > CG_NR_STATES ||
+	    __sync_val_compare_and_swap(&ts->state, old, CG_ONCPU + 1) != old)
+		return;
+	from = old - 1;
+	*out = (struct switch_out){
+		.from = from == CG_ONCPU ? CG_NR_STATES : from,
+		.to = CG_ONCPU,
+		.since = ts->since,
+		.left = now,
+	};
+	repair_bounds(run, current, ts, out, now, &r);
+	if (nr_perf_events)
+		counters_charge(counted_slots(run, ts, &r, now), now);
+	thread_woke(ts, from, r.came);
+	switch_repair(run, current, ts, out, &r, now, true);
+	for_each_slot(&ts->slots, slot_recovered, &w);
+	ts->since = r.came;
+	gen = run->thread_gen;
+	run_record(run, current, ts, now, untasked);
+	run->thread_gen = gen;
+	run->thread_on_ns = ts->thread_gen == gen ? ts->thread_on_ns : 0;
+	run->thread_mark = r.came;
+}
+
+/*
  * The faults of the task on this CPU so far belong to this interval, as its on-CPU time does:
  * charged to its slots, and its baseline moved on. A task that runs for seconds without a
  * switch would otherwise show its faults in a later interval. Its task storage may be busy here
@@ -2342,7 +2414,7 @@ int cg_snapshot(struct bpf_raw_tracepoint_args *ctx)
 		.cpu = ctx->args[1],
 	};
 	struct cpu_run *run;
-	__u64 untasked;
+	__u64 untasked = 0;
 	__u32 zero = 0;
 
 	if (c.first)
@@ -2350,6 +2422,10 @@ int cg_snapshot(struct bpf_raw_tracepoint_args *ctx)
 	c.now = snapshot_now;
 
 	run = bpf_map_lookup_elem(&cpu_runs, &zero);
+	if (run && c.cpu == CG_THIS_CPU) {
+		task_clock_untasked(current, &untasked);
+		run_task_repair(run, current, c.now, untasked);
+	}
 	/*
 	 * The counts of the cgroup running on this CPU now belong to this interval; but where the
 	 * record is not the task on CPU (a switch the kernel did not report brought it), whose
@@ -2362,7 +2438,6 @@ int cg_snapshot(struct bpf_raw_tracepoint_args *ctx)
 		__sync_fetch_and_add(&thread_gen, 1);
 	if (run && c.cpu == CG_THIS_CPU) {
 		faults_charge(current);
-		task_clock_untasked(current, &untasked);
 		run_idle_repair(run, current, c.now, untasked);
 		c.open_stolen = run_stolen(run, untasked, c.now);
 		snapshot_renamed(run, current, c.now);

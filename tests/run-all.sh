@@ -44,6 +44,10 @@ stage fuzz ctest --test-dir build-fuzz -L fuzz --output-on-failure --no-tests=er
 
 if [ -n "$failed" ]; then
 	echo "FAILED stages:$failed"
+	# The failed checks once more, last: a log cut to its head and tail still names them.
+	for log in build*/Testing/Temporary/LastTest.log; do
+		[ -f "$log" ] && grep -H -E '^FAIL  |CHECK\(.*\) failed|ERROR: AddressSanitizer|runtime error:' "$log"
+	done
 	exit 1
 fi
 echo "all stages passed"

@@ -2090,6 +2090,7 @@ struct snapshot_ctx {
 	__u64 now;
 	__u64 cpu; /* whose slots: CG_THIS_CPU, or an offline CPU's */
 	bool first;
+	__u32 gen; /* which snapshot: thread_gen, moved on by its first CPU */
 	/* this CPU's on-CPU counts over its slots, and whether one was neither 0 nor 1 */
 	__s64 oncpu;
 	bool oncpu_bad;
@@ -2135,6 +2136,7 @@ static long snapshot_slot(__u32 index, struct snapshot_ctx *c)
 	struct cg_slot_snap *snap;
 	__s64 tasks;
 	int s, k, try, b, e;
+	bool first;
 
 	live = c->cpu == CG_THIS_CPU ? bpf_map_lookup_elem(&slot_live, &index)
 				     : bpf_map_lookup_percpu_elem(&slot_live, &index, c->cpu);
@@ -2164,7 +2166,9 @@ static long snapshot_slot(__u32 index, struct snapshot_ctx *c)
 	c->oncpu += live->in_state[CG_ONCPU];
 	if (live->in_state[CG_ONCPU] != 0 && live->in_state[CG_ONCPU] != 1)
 		c->oncpu_bad = true;
-	if (c->first) {
+	first = snap->snapshot_gen != c->gen;
+	if (first) {
+		snap->snapshot_gen = c->gen;
 		/*
 		 * A new cgroup in the slot: its histogram starts empty. (The barrier keeps clang
 		 * from making the loop a memset, which BPF does not have for this size.)
@@ -2222,7 +2226,7 @@ static long snapshot_slot(__u32 index, struct snapshot_ctx *c)
 	}
 	live->runq_max_ns = 0;
 	live->runq_min_inv = 0;
-	snapshot_busiest(live, snap, c->first);
+	snapshot_busiest(live, snap, first);
 	return 0;
 }
 
@@ -2449,6 +2453,7 @@ int cg_snapshot(struct bpf_raw_tracepoint_args *ctx)
 		counters_charge(counted_slots(run, NULL, NULL, c.now), c.now);
 	if (c.first)
 		__sync_fetch_and_add(&thread_gen, 1);
+	c.gen = READ_ONCE(thread_gen);
 	if (run && c.cpu == CG_THIS_CPU) {
 		faults_charge(current);
 		run_idle_repair(run, current, c.now, untasked);

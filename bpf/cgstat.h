@@ -218,7 +218,12 @@ struct cg_slot_snap {
 	__u64 busiest_ns;
 	__u32 busiest_tid;
 	char busiest_comm[CG_COMM_LEN]; /* empty when it is gone */
-	__u32 busiest_pad;
+	/*
+	 * The snapshot (thread_gen) that last filled it: the first CPU that reads the slot in a
+	 * snapshot sets it, those after add to it. Usually the first CPU's, but a slot taken while
+	 * the snapshot ran (a pool a later CPU's rename resolve made) is first read by a later one.
+	 */
+	__u32 snapshot_gen;
 	__u64 counter[CG_MAX_EVENTS]; /* raw; scaled by the drain with enabled and running */
 	__u64 enabled[CG_MAX_EVENTS];
 	__u64 running[CG_MAX_EVENTS];

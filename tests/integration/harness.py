@@ -12,6 +12,7 @@ import argparse
 import atexit
 import contextlib
 import csv
+import gzip
 import io
 import json
 import os
@@ -32,6 +33,22 @@ _failed = 0
 # not report, whose stolen time cannot be told apart); about three times that (docs/metrics.md,
 # "How exact").
 ONCPU = 0.008
+
+
+def kernel_tick_ms():
+    """The kernel's tick (CONFIG_HZ of the running kernel's config: /proc/config.gz, else
+    /boot), which bounds how stale a running thread's se.sum_exec_runtime is; 10 ms (HZ=100,
+    the longest) where no config is to be read."""
+    for path, opener in (("/proc/config.gz", gzip.open),
+                         ("/boot/config-" + os.uname().release, open)):
+        try:
+            with opener(path, "rt") as f:
+                for line in f:
+                    if line.startswith("CONFIG_HZ="):
+                        return 1000.0 / int(line.split("=")[1])
+        except (OSError, ValueError):
+            continue
+    return 10.0
 
 
 def parse_args():

@@ -203,10 +203,14 @@ def threads_view(args, tmp):
         cores_col = lines[3].split().index("CORES")
     cores = [float(r[cores_col]) for r in rows if cores_col is not None]
     h.check(" 2 threads " in title and "t: threads" in title, "threads view title: %r" % title)
-    # one CPU shared by two spinners: equal halves of what it gave them (others may take some)
+    # one CPU shared by two spinners: equal halves of what it gave them (others may take some);
+    # the kernel's runtime of the one on CPU at the drain is as of its last tick, so an
+    # interval can hold up to a tick of the one before (1.008 cores once in CI)
+    most = 1 + h.kernel_tick_ms() / 500 + 0.001
     h.check(len(rows) == 2 and len(cores) == 2 and min(cores) >= 0.3
-            and abs(cores[0] - cores[1]) <= 0.1 and sum(cores) <= 1.005,
-            "threads view: the 2 spinners, half of one CPU each: %s" % cores)
+            and abs(cores[0] - cores[1]) <= 0.1 and sum(cores) <= most,
+            "threads view: the 2 spinners, half of one CPU each: %s (sum at most %.3f: a tick "
+            "of the interval before)" % (cores, most))
 
 
 def narrow(args, tmp):

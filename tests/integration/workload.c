@@ -7,7 +7,8 @@
  * against. The main thread's figures from before the move are subtracted. Each thread's
  * alive_ns (from its start, or the move, to the report) lets the test derive off-CPU time as
  * alive - exec - run_delay where the kernel lacks schedstats. Shapes that run threads print a
- * second line once the threads have exited: the process's figures then (see report_after()).
+ * second line once the threads have exited: the process's figures then, and each worker's
+ * schedstat as it was released after the report, "last" (see report_after() and park()).
  * Threads that spin in hogs and slices time their own waits, reported as gaps_ns and
  * oversleeps_ns (see spin_timed()).
  *
@@ -75,11 +76,16 @@ struct kstat {
 	char comm[16]; /* the thread's name, plain characters only; empty for children */
 };
 
-/* When each thread started (the main thread: when it moved into the cgroup). */
+/*
+ * When each thread started (the main thread: when it moved into the cgroup), and a parked
+ * worker's own figures as it left the release barrier (has_last), its last reading.
+ */
 #define MAX_THREADS 1024
 static struct {
 	pid_t tid;
 	uint64_t start_ns;
+	int has_last;
+	uint64_t last_exec_ns, last_run_delay_ns, last_pcount;
 } starts[MAX_THREADS];
 static int nr_starts;
 
@@ -116,14 +122,22 @@ static void thread_started(void)
 	}
 }
 
-static uint64_t alive_ns(pid_t tid, uint64_t now)
+/* tid's index in starts, or -1 */
+static int start_of(pid_t tid)
 {
 	int i;
 
 	for (i = 0; i < nr_starts && i < MAX_THREADS; i++)
 		if (starts[i].tid == tid)
-			return now - starts[i].start_ns;
-	return 0;
+			return i;
+	return -1;
+}
+
+static uint64_t alive_ns(pid_t tid, uint64_t now)
+{
+	int i = start_of(tid);
+
+	return i < 0 ? 0 : now - starts[i].start_ns;
 }
 
 static void pin(int cpu)
@@ -233,16 +247,26 @@ static uint64_t sched_field(const char *text, const char *name)
 	return p ? strtoull(p + 1, NULL, 10) : 0;
 }
 
+/* A task's /proc schedstat: sum_exec_runtime, run_delay and pcount. A small buffer: see park(). */
+static int read_schedstat(const char *task_dir, uint64_t *exec_ns, uint64_t *run_delay_ns,
+			  uint64_t *pcount)
+{
+	char path[512], buf[128];
+
+	snprintf(path, sizeof(path), "%s/schedstat", task_dir);
+	if (read_file(path, buf, sizeof(buf)))
+		return -1;
+	return sscanf(buf, "%lu %lu %lu", exec_ns, run_delay_ns, pcount) == 3 ? 0 : -1;
+}
+
 static int read_kstat(const char *task_dir, struct kstat *k)
 {
 	char path[512], buf[16384];
 	const char *p;
 
 	memset(k, 0, sizeof(*k));
-	snprintf(path, sizeof(path), "%s/schedstat", task_dir);
-	if (read_file(path, buf, sizeof(buf)))
+	if (read_schedstat(task_dir, &k->exec_ns, &k->run_delay_ns, &k->pcount))
 		return -1;
-	sscanf(buf, "%lu %lu %lu", &k->exec_ns, &k->run_delay_ns, &k->pcount);
 	snprintf(path, sizeof(path), "%s/status", task_dir);
 	if (read_file(path, buf, sizeof(buf)))
 		return -1;
@@ -352,6 +376,7 @@ static void report(void)
  */
 static void report_after(int workers)
 {
+	int i, first;
 	struct timespec cpu;
 	struct rusage ru;
 	struct kstat k;
@@ -361,7 +386,16 @@ static void report_after(int workers)
 	    read_kstat("/proc/thread-self", &k))
 		die("report_after");
 	kstat_sub(&k, &main_baseline);
-	printf("{\"after\":{\"workers\":%d,\"tail_ns\":%lu,\"read_ns\":%lu,\"nvcsw\":%lu,"
+	printf("{\"last\":{");
+	for (i = 0, first = 1; i < nr_starts && i < MAX_THREADS; i++) {
+		if (!starts[i].has_last)
+			continue;
+		printf("%s\"%d\":{\"exec_ns\":%lu,\"run_delay_ns\":%lu,\"pcount\":%lu}",
+		       first ? "" : ",", starts[i].tid, starts[i].last_exec_ns,
+		       starts[i].last_run_delay_ns, starts[i].last_pcount);
+		first = 0;
+	}
+	printf("},\"after\":{\"workers\":%d,\"tail_ns\":%lu,\"read_ns\":%lu,\"nvcsw\":%lu,"
 	       "\"nivcsw\":%lu,\"exec_ns\":%lu,",
 	       workers, now - report_ns, now, ru.ru_nvcsw - main_baseline.nvcsw,
 	       ru.ru_nivcsw - main_baseline.nivcsw,
@@ -388,15 +422,26 @@ static void reap(pid_t pid)
 	children.majflt += ru.ru_majflt;
 }
 
-/* Threads park here once their work is done, so that report() sees them alive. */
+/*
+ * Threads park here once their work is done, so that report() sees them alive. Released, each
+ * reads its schedstat once more: a wait the kernel had pending at the report (run_delay grows
+ * only at the switch-in) is in it, and only the exit follows. Its schedstat alone, into a small
+ * buffer, so that this last reading adds no page faults of fresh stack to the thread's exit.
+ */
 static pthread_barrier_t done, release;
 static int parked;
 
 static void park(void)
 {
+	int i;
+
 	pthread_barrier_wait(&done);
 	__sync_fetch_and_add(&parked, 1);
 	pthread_barrier_wait(&release);
+	i = start_of(gettid());
+	if (i >= 0 && !read_schedstat("/proc/thread-self", &starts[i].last_exec_ns,
+				      &starts[i].last_run_delay_ns, &starts[i].last_pcount))
+		starts[i].has_last = 1;
 }
 
 /* A thread's state letter from /proc/self/task/TID/stat, or 0. */

@@ -52,7 +52,23 @@ class Screen:
                        % (args.cgstat, " ".join(cgstat_args), self.rc, self.stty), width, height)
 
     def lines(self):
-        return tmux("capture-pane", "-p", "-t", self.session).splitlines()
+        """The screen, not caught between the clear and the paint of a redraw (cgstat paints
+        each frame whole: a capture there read a blank screen once in 28 runs)."""
+        deadline = time.time() + 2
+        while True:
+            lines = tmux("capture-pane", "-p", "-t", self.session).splitlines()
+            if (lines and lines[0].strip()) or time.time() > deadline:
+                return lines
+            time.sleep(0.02)
+
+    def frame(self, done, timeout=5):
+        """The first screen for which done(lines) holds, or the last one read by timeout."""
+        deadline = time.time() + timeout
+        while True:
+            lines = self.lines()
+            if done(lines) or time.time() > deadline:
+                return lines
+            time.sleep(0.05)
 
     def title(self, lines=None):
         lines = lines if lines is not None else self.lines()
@@ -189,8 +205,9 @@ def threads_view(args, tmp):
             h.check(screen.wait_title(), "threads view: the title shows")
             time.sleep(1.2)
             screen.key("t")
-            time.sleep(1.2)  # the threads view comes at the next interval
-            lines = screen.lines()
+            # the threads view comes at the next interval, painted whole (see lines())
+            lines = screen.frame(lambda ls: ls and " threads  sorted by " in ls[0] and len(
+                [ln for ln in ls[4:] if ln.startswith("w/workload:")]) == 2)
             screen.key("q")
             h.wait_file(screen.rc)
         finally:

@@ -483,9 +483,15 @@ struct slot_visit {
 
 typedef long (*slot_visitor)(__u32 index, void *ctx);
 
+/*
+ * The key is copied to the stack: before 6.2 the verifier takes a map key only from the stack,
+ * a packet or a map value, and set lies in task storage (PTR_TO_MEM on 6.1).
+ */
 static __always_inline struct cg_slot_live *slot_live_of(const struct slot_set *set, __u32 i)
 {
-	return bpf_map_lookup_elem(&slot_live, &set->slot[i & (CG_MAX_NEST - 1)]);
+	__u32 slot = set->slot[i & (CG_MAX_NEST - 1)];
+
+	return bpf_map_lookup_elem(&slot_live, &slot);
 }
 
 /* visit (whose first member is a struct slot_visit) names set; fn's ctx is visit. */
@@ -562,19 +568,33 @@ static __always_inline void counters_charge(const struct slot_set *set, __u64 no
 
 /* One slot on this CPU: a task leaves state from and enters state to at now (CG_NR_STATES: none).
  */
+/*
+ * A state s already checked to be below CG_NR_STATES, as an index the verifier sees bounded.
+ * The check alone did not do on 6.1 and 6.12: clang compared one copy of s and indexed with
+ * another (or hoisted the address arithmetic out of a slot loop), and those verifiers did not
+ * carry the bound across ("R1 unbounded memory access"); 6.18's does. The mask bounds the very
+ * register the index uses, and barrier_var keeps clang, which knows s < CG_NR_STATES, from
+ * dropping it. The mask alone would keep an index inside struct cg_slot_live, which is all the
+ * verifier asks; the callers' check keeps it inside the array.
+ */
+#define CG_STATE_MASK 7
+_Static_assert(CG_NR_STATES <= CG_STATE_MASK + 1, "state_index() masks with CG_STATE_MASK");
+
+static __always_inline __u32 state_index(__u32 s)
+{
+	barrier_var(s);
+	return s & CG_STATE_MASK;
+}
+
 static __always_inline void live_move(struct cg_slot_live *live, __u32 from, __u32 to, __u64 now)
 {
-	/*
-	 * The barriers keep clang from hoisting the address arithmetic out of a slot loop, away
-	 * from the checks that bound it for the verifier.
-	 */
 	if (from < CG_NR_STATES) {
-		barrier_var(from);
+		from = state_index(from);
 		live->base[from] += now;
 		live->in_state[from]--;
 	}
 	if (to < CG_NR_STATES) {
-		barrier_var(to);
+		to = state_index(to);
 		live->base[to] -= now;
 		live->in_state[to]++;
 	}
@@ -588,7 +608,7 @@ static __always_inline void live_shift(struct cg_slot_live *live, __u32 to, __u6
 {
 	live->base[CG_ONCPU] -= gap;
 	if (to < CG_NR_STATES) {
-		barrier_var(to);
+		to = state_index(to);
 		live->base[to] += gap;
 	}
 }
@@ -621,12 +641,12 @@ static __always_inline long slot_move_atomic(__u32 index, void *ctx)
 	if (!live)
 		return 0;
 	if (from < CG_NR_STATES) {
-		barrier_var(from);
+		from = state_index(from);
 		__sync_fetch_and_add(&live->base[from], m->now);
 		__sync_fetch_and_sub(&live->in_state[from], 1);
 	}
 	if (to < CG_NR_STATES) {
-		barrier_var(to);
+		to = state_index(to);
 		__sync_fetch_and_sub(&live->base[to], m->now);
 		__sync_fetch_and_add(&live->in_state[to], 1);
 	}
@@ -1339,8 +1359,16 @@ static __always_inline void count_switch_out(struct cg_slot_live *live,
 		live->count[CG_NVCSW]++;
 	} else {
 		live->count[CG_NIVCSW]++;
-		if (by >= CG_PREEMPTED_BY_SAME && by <= CG_PREEMPTED_BY_KERNEL)
-			live->count[by]++;
+		/*
+		 * One unsigned compare on the index itself: clang fused the two-sided range test
+		 * on by into a subtraction and one compare on a copy, whose bound 6.1 and 6.12's
+		 * verifiers did not carry back to by ("R2 unbounded memory access"); barrier_var
+		 * keeps clang from folding the subtraction back into the address.
+		 */
+		by -= CG_PREEMPTED_BY_SAME;
+		barrier_var(by);
+		if (by < CG_PREEMPTED_BY_KERNEL - CG_PREEMPTED_BY_SAME + 1)
+			live->count[CG_PREEMPTED_BY_SAME + by]++;
 	}
 	live->count[CG_MINOR_FAULTS] += out->min_flt;
 	live->count[CG_MAJOR_FAULTS] += out->maj_flt;
@@ -2051,7 +2079,7 @@ int cg_seed_tasks(struct bpf_iter__task *ctx)
 		return 0;
 	/* maybe a stale clock, but its own domain: a seed's time cancels out of every interval */
 	now = task_clock(t);
-	if (t->on_cpu)
+	if (task_on_cpu(t))
 		return 0;
 	ts = task_state_get(t, now, true, false);
 	if (!ts || ts->state != TS_UNTRACKED)

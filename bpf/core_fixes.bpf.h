@@ -52,4 +52,15 @@ static __always_inline __u64 cgroup_ancestor_id(struct cgroup *cg, int level)
 	return BPF_CORE_READ(anc, kn, id);
 }
 
+/*
+ * task_struct.on_cpu is an int up to 6.x and a u8 in 7.x (Debian's 7.2.13): a direct load of
+ * the int fails its CO-RE relocation there ("failed to resolve CO-RE relocation ... on_cpu"),
+ * as libbpf will not narrow a signed load to an unsigned byte. BPF_CORE_READ_BITFIELD reads
+ * the field at whatever size the running kernel gives it.
+ */
+static __always_inline bool task_on_cpu(struct task_struct *t)
+{
+	return BPF_CORE_READ_BITFIELD(t, on_cpu) != 0;
+}
+
 #endif /* CGSTAT_CORE_FIXES_BPF_H */

@@ -2312,9 +2312,11 @@ static __always_inline long slot_recovered(__u32 index, void *ctx)
  * that switch-out would, and records current on CPU from when it came, in the ending interval's
  * busiest thread too. Not where current's state is not to be had here (its storage busy, or
  * never made, or changed by a wakeup elsewhere at this moment): its switch-out repairs then.
+ * Not inlined: its stack is then its own, not cg_snapshot()'s, which with task_move_cgroup()'s
+ * below it came to 544 bytes on the verifier of 6.1, past BPF's 512.
  */
-static __always_inline void run_task_repair(struct cpu_run *run, struct task_struct *current,
-					    __u64 now, __u64 untasked)
+static __noinline void run_task_repair(struct cpu_run *run, struct task_struct *current, __u64 now,
+				       __u64 untasked)
 {
 	struct switch_out *out = &run->out;
 	struct switch_visit w = { .out = out };

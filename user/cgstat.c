@@ -28,6 +28,7 @@
 #include "drain.h"
 #include "events.h"
 #include "host.h"
+#include "kernel_features.h"
 #include "listener.h"
 #include "live.h"
 #include "message.h"
@@ -64,7 +65,7 @@ static const char *custom_btf_path(void)
 }
 
 /* Refuse early, with one line, what would otherwise fail deep inside libbpf. */
-static int check_can_run(void)
+static int check_can_run(bool verbose)
 {
 	const char *btf = custom_btf_path();
 
@@ -80,7 +81,8 @@ static int check_can_run(void)
 			btf);
 		return -ENOENT;
 	}
-	return 0;
+	/* before anything is made: a kernel too old would fail the load with a bare EINVAL */
+	return kernel_features__check(stderr, verbose);
 }
 
 /*
@@ -571,7 +573,7 @@ int main(int argc, char **argv)
 			goto out;
 		}
 	}
-	if (check_can_run())
+	if (check_can_run(opts.verbose))
 		goto out;
 	err = cgroup_find_v2_mount("/proc/self/mountinfo", &mnt);
 	if (err) {
@@ -647,6 +649,7 @@ int main(int argc, char **argv)
 	copts.perf_fds = perf_counters__fds(events.perf);
 	copts.nr_perf_events = perf_counters__nr_open(events.perf);
 	copts.verbose = opts.verbose > 1;
+	copts.verifier_path = opts.verbose > 2;
 	copts.btf_path = custom_btf_path();
 	r.collector = collector__open(&copts);
 	if (!r.collector)

@@ -562,7 +562,9 @@ def messages(args):
 def custom_btf(args, tmp):
     """CGSTAT_BTF_PATH reaches libbpf: the kernel's BTF copied elsewhere relocates the programs
     as the kernel's own does (the counts match cpu.stat), and a file there that is not BTF is
-    refused at load with its path named."""
+    refused at load with its path named. A BTF without task_struct.pid leaves a program the
+    verifier refuses: one line names it and gives the verifier's reason, libbpf's messages held
+    back."""
     btf = os.path.join(tmp, "vmlinux.btf")
     shutil.copy("/sys/kernel/btf/vmlinux", btf)
     with h.scratch_cgroup("btf") as cg:
@@ -587,9 +589,29 @@ def custom_btf(args, tmp):
     code, _, err = run([args.cgstat, "-q", "--no-perf", "-d", "0.3", "-o",
                         os.path.join(tmp, "not-btf-out")],
                        env=dict(os.environ, CGSTAT_BTF_PATH=not_btf))
-    said = [l for l in err.decode(errors="replace").splitlines() if l.startswith("cgstat: ")]
-    h.check(code == 1 and len(said) == 1 and not_btf in said[0],
-            "CGSTAT_BTF_PATH, a file that is not BTF: exit %d, cgstat's lines %r" % (code, said))
+    lines = err.decode(errors="replace").splitlines()
+    said = [l for l in lines if l.startswith("cgstat: ")]
+    h.check(code == 1 and len(said) == 1 and not_btf in said[0] and len(lines) == 1,
+            "CGSTAT_BTF_PATH, a file that is not BTF: exit %d, lines %r" % (code, lines[:4]))
+
+    # "pid" is one string of the BTF, whoever's member it names: renamed, CO-RE cannot resolve
+    # task_struct.pid, libbpf poisons the instruction and the verifier refuses it
+    with open(btf, "rb") as f:
+        raw = f.read()
+    h.check(raw.count(b"\0pid\0") == 1, "the kernel's BTF holds the string pid once")
+    no_pid = os.path.join(tmp, "no-pid.btf")
+    with open(no_pid, "wb") as f:
+        f.write(raw.replace(b"\0pid\0", b"\0piX\0"))
+    code, _, err = run([args.cgstat, "-q", "--no-perf", "-d", "0.3"],
+                       env=dict(os.environ, CGSTAT_BTF_PATH=no_pid))
+    lines = err.decode(errors="replace").splitlines()
+    h.check(code == 1 and len(lines) == 1
+            and lines[0].startswith("cgstat: Linux %s refused the BPF program " % os.uname().release)
+            and "(verifier: 'failed to resolve CO-RE relocation " in lines[0]
+            and "struct task_struct.pid " in lines[0] and no_pid in lines[0]
+            and lines[0].endswith("; -vvv shows its log"),
+            "CGSTAT_BTF_PATH, a BTF without task_struct.pid: exit %d, lines %r"
+            % (code, lines[:4]))
 
 
 def main():

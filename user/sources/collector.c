@@ -1,16 +1,19 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#define _GNU_SOURCE /* vasprintf() */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
 #include "collector.h"
+#include "refusal.h"
 #include "thread_table.h"
 #include "cgstat.skel.h"
 
@@ -35,7 +38,21 @@ struct collector {
 #define THREAD_TABLE_BYTES ((size_t)CG_THREAD_TABLE * sizeof(struct cg_thread_entry))
 #define THREAD_FREE_BYTES  ((size_t)CG_THREAD_TABLE * sizeof(uint64_t))
 
+/*
+ * The verifier's log levels (the kernel's include/linux/bpf_verifier.h; not in its UAPI): the
+ * path that failed, instruction by instruction (a path that passed leaves nothing, but its
+ * printing takes 2 to 4 times the verification time), and the statistics (time, stack depth,
+ * instructions processed).
+ */
+#define VERIFIER_LOG_PATH  1
+#define VERIFIER_LOG_STATS 4
+
 static bool libbpf_verbose;
+/*
+ * While the object loads without -vv: libbpf's warnings, held for the one line said if the load
+ * fails, as the verifier's log alone can run to thousands of lines.
+ */
+static struct load_refusal *held;
 
 /*
  * libbpf's warnings always; with -vv everything it says, its debug messages too, as
@@ -43,9 +60,19 @@ static bool libbpf_verbose;
  */
 static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list args)
 {
+	char *msg;
+	int n;
+
 	if (level != LIBBPF_WARN && !libbpf_verbose)
 		return 0;
-	return vfprintf(stderr, fmt, args);
+	if (!held)
+		return vfprintf(stderr, fmt, args);
+	n = vasprintf(&msg, fmt, args);
+	if (n < 0)
+		return 0; /* no memory for it: the line says less */
+	load_refusal_add(held, msg);
+	free(msg);
+	return n;
 }
 
 static int size_maps(struct cgstat_bpf *skel, uint32_t slots)
@@ -197,9 +224,45 @@ static const char *bpf_strerror(int err)
 	return text;
 }
 
+/*
+ * Load the object. Without -vv, libbpf's warnings are held back, and a failure is one line
+ * naming what the kernel refused and why; with it, they are all printed as they come.
+ */
+static int load(struct collector *c, const struct collector_opts *opts)
+{
+	struct utsname uts = { .release = "?" };
+	struct load_refusal refusal = {};
+	int err;
+
+	held = opts->verbose ? NULL : &refusal;
+	err = cgstat_bpf__load(c->skel);
+	held = NULL;
+	if (!err)
+		return 0;
+	if (!opts->verbose) {
+		uname(&uts);
+		load_refusal_print(stderr, &refusal, uts.release, bpf_strerror(err),
+				   opts->btf_path);
+	} else if (opts->btf_path) {
+		fprintf(stderr, "cgstat: cannot load the BPF programs against the BTF in %s: %s\n",
+			opts->btf_path, bpf_strerror(err));
+	} else {
+		fprintf(stderr, "cgstat: cannot load the BPF programs: %s\n", bpf_strerror(err));
+	}
+	return err;
+}
+
 struct collector *collector__open(const struct collector_opts *opts)
 {
-	LIBBPF_OPTS(bpf_object_open_opts, open_opts, .btf_custom_path = opts->btf_path);
+	/*
+	 * -vv: each program's verifier statistics, which libbpf prints at debug level after a load
+	 * that succeeded. With a level set, libbpf no longer loads a failed program again at level
+	 * 1 for its log: -vvv asks for that level, and the failed path and libbpf's note on a CO-RE
+	 * relocation that is in it.
+	 */
+	LIBBPF_OPTS(bpf_object_open_opts, open_opts, .btf_custom_path = opts->btf_path,
+		    .kernel_log_level = (opts->verbose ? VERIFIER_LOG_STATS : 0) |
+					(opts->verifier_path ? VERIFIER_LOG_PATH : 0));
 	struct collector *c;
 	int err;
 
@@ -248,17 +311,9 @@ struct collector *collector__open(const struct collector_opts *opts)
 	bpf_program__set_autoattach(c->skel->progs.cg_seed_cpu, false);
 	bpf_program__set_autoattach(c->skel->progs.cg_seed_tasks, false);
 
-	err = cgstat_bpf__load(c->skel);
-	if (err) {
-		if (opts->btf_path)
-			fprintf(stderr,
-				"cgstat: cannot load the BPF programs against the BTF in %s: %s\n",
-				opts->btf_path, bpf_strerror(err));
-		else
-			fprintf(stderr, "cgstat: cannot load the BPF programs: %s\n",
-				bpf_strerror(err));
+	err = load(c, opts);
+	if (err)
 		goto fail;
-	}
 	err = watch_cgroups(c, opts);
 	if (err) {
 		fprintf(stderr, "cgstat: cannot register the watched cgroups: %s\n",

@@ -33,7 +33,10 @@ struct collector_opts {
 	const int *perf_fds;
 	int nr_perf_events;
 	int nr_cpus;
+	/* -vv: all of libbpf's messages, and each program's verifier statistics */
 	bool verbose;
+	/* -vvv: with verbose, the path a refused program failed on, instruction by instruction */
+	bool verifier_path;
 	/* the kernel BTF to relocate against; NULL: the running kernel's */
 	const char *btf_path;
 };

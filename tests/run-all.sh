@@ -6,9 +6,24 @@
 # libFuzzer on every parser. Run from the repository's root. Every stage runs even when one
 # before it failed, so that a sanitizer or fuzz failure is not hidden behind another; the
 # script fails at the end, naming the stages that did.
+#
+#   tests/run-all.sh [--full]
+#
+# The kernel matrix (tests/kernels/matrix.py) boots Debian 12's 6.1 and, for the refusal,
+# Debian 11's 5.10; --full boots every suite's kernel (6.12 of Debian 13 and of bookworm-backports,
+# unstable's newest too), for before a release.
 set -u
 jobs=$(nproc)
 failed=""
+kernels=""
+case "${1:-}" in
+--full) kernels=--all ;;
+"") ;;
+*)
+	echo "usage: tests/run-all.sh [--full]" >&2
+	exit 2
+	;;
+esac
 
 build() {
 	dir=$1
@@ -27,6 +42,8 @@ stage() {
 
 stage build build build
 stage tests ctest --test-dir build --output-on-failure --no-tests=error
+# Debian's own kernels booted under QEMU, the same checks run in each guest
+stage kernels python3 tests/kernels/matrix.py --build build $kernels
 # the .deb built, installed with apt-get, run with its unit's capabilities, removed
 stage package tests/package.sh
 

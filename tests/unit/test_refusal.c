@@ -165,15 +165,15 @@ static void test_log_forms(void)
 static void test_libbpf(void)
 {
 	static const char *const relo[] = {
-		"libbpf: prog 'cg_seed_tasks': relo #3: failed to resolve CO-RE relocation "
-		"<byte_off> [232] struct task_struct.on_cpu (0:7 @ offset 52)\n",
+		("libbpf: prog 'cg_seed_tasks': relo #3: failed to resolve CO-RE relocation "
+		 "<byte_off> [232] struct task_struct.on_cpu (0:7 @ offset 52)\n"),
 		"libbpf: failed to perform CO-RE relocations: -22\n",
 		"libbpf: prog 'cg_other': failed to load: -22\n",
 		"libbpf: failed to load object 'cgstat_bpf'\n",
 	};
 	static const char *const map[] = {
-		"libbpf: Error in bpf_create_map_xattr(task_states):Invalid argument(-22). "
-		"Retrying without BTF.\n",
+		("libbpf: Error in bpf_create_map_xattr(task_states):Invalid argument(-22). "
+		 "Retrying without BTF.\n"),
 		"libbpf: map 'task_states': failed to create: Invalid argument(-22)\n",
 		"libbpf: failed to load object 'cgstat_bpf'\n",
 	};
@@ -229,8 +229,8 @@ static void test_hostile(void)
 	static const char *const no_log_reason[] = {
 		"libbpf: prog 'blank': \t\n",
 		"libbpf: prog 'p': BPF program load failed: Invalid argument\n",
-		"libbpf: prog 'p': -- BEGIN PROG LOAD LOG --\n\n \nprocessed 0 insns\n"
-		"-- END PROG LOAD LOG --\n",
+		("libbpf: prog 'p': -- BEGIN PROG LOAD LOG --\n\n \nprocessed 0 insns\n"
+		 "-- END PROG LOAD LOG --\n"),
 		"libbpf: prog 'q': -- BEGIN PROG LOAD LOG --",
 		"libbpf: map 'm': -- BEGIN PROG LOAD LOG --\nmaps have no log\n",
 	};

@@ -28,6 +28,7 @@ sys.path.insert(0, os.path.join(HERE, "..", "integration"))
 import harness as h  # noqa: E402
 import test_accuracy as acc  # noqa: E402
 import test_invariants as inv  # noqa: E402
+import test_modes as modes  # noqa: E402
 import test_threads as thr  # noqa: E402
 import test_verdict as ver  # noqa: E402
 
@@ -116,7 +117,8 @@ def switches(args):
 
 def sleepers(args):
     """Threads that sleep: their on-CPU, run-queue and off-CPU time each against the kernel's
-    figures, so that their lives are conserved; and a vfork parent's blocked time."""
+    figures, over the run, and every interval's states adding up to its threads' lives; a
+    vfork parent's blocked time."""
     got, report, usage = acc.measure(args, "sleeper", 2)
     h.check_final_counts("sleeper", got, report, ("voluntary", "involuntary", "waits"))
     acc.check_off_cpu("sleeper", got, report)
@@ -126,6 +128,7 @@ def sleepers(args):
     acc.check_cpu("steady", got, usage, report)
     acc.check_runq("steady", got, report, acc.RUNQ_SLEEPERS)
     acc.check_off_cpu("steady", got, report)
+    modes.conservation(args)
     got, report, usage = acc.measure(args, "vfork", 2)
     parent = [t for tid, t in report["threads"].items() if int(tid) != report["pid"]][0]
     h.check_time("vfork off-CPU blocked ms", got["offCpuBlockedMillis"],

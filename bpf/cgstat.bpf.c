@@ -566,8 +566,6 @@ static __always_inline void counters_charge(const struct slot_set *set, __u64 no
 		for_each_slot(set, counters_add, &c);
 }
 
-/* One slot on this CPU: a task leaves state from and enters state to at now (CG_NR_STATES: none).
- */
 /*
  * A state s already checked to be below CG_NR_STATES, as an index the verifier sees bounded.
  * The check alone did not do on 6.1 and 6.12: clang compared one copy of s and indexed with
@@ -586,6 +584,8 @@ static __always_inline __u32 state_index(__u32 s)
 	return s & CG_STATE_MASK;
 }
 
+/* One slot on this CPU: a task leaves state from and enters state to at now (CG_NR_STATES: none).
+ */
 static __always_inline void live_move(struct cg_slot_live *live, __u32 from, __u32 to, __u64 now)
 {
 	if (from < CG_NR_STATES) {

@@ -6,16 +6,19 @@ Every check compares cgstat with something it did not compute: the kernel's per-
 (/proc/TID/schedstat, status, sched) that the workload prints before its threads exit and the
 process's once they have (final_counts), a cgroup's cpu.stat, perf stat, or the known shape of
 a workload; and each allowance depends only on what the test or the workload measured. Each
-test file ends with the line "N passed, N failed"."""
+test file ends with the line "N passed, M failed, K skipped" (run-all.sh adds them up), and
+exits 1 if a check failed. Every cgstat a test runs goes through Cgstat or run_cgstat(), which
+check its exit status against what the test expects and fail on any sanitizer report in its
+stderr, printing that stderr."""
 
 import argparse
 import atexit
 import contextlib
 import csv
 import gzip
-import io
 import json
 import os
+import re
 import shutil
 import socket
 import signal
@@ -27,6 +30,7 @@ import time
 
 _passed = 0
 _failed = 0
+_skipped = 0
 
 # On-CPU time of a cgroup against its cpu.stat usage over the same run: the median error was
 # 0.004 % in 20 runs of each shape here, the worst +0.29 % (a stretch of a switch the kernel did
@@ -55,7 +59,14 @@ def parse_args():
     p = argparse.ArgumentParser()
     p.add_argument("--cgstat", required=True)
     p.add_argument("--workload", required=True)
-    return p.parse_args()
+    # test_report and test_compare: keep the runs they record in DIR, or report and compare
+    # the runs an earlier stage kept there instead of recording (the sanitizer stage)
+    p.add_argument("--record-runs", metavar="DIR")
+    p.add_argument("--reuse-runs", metavar="DIR")
+    args = p.parse_args()
+    # sessions on a terminal run in folders of their own
+    args.cgstat, args.workload = os.path.abspath(args.cgstat), os.path.abspath(args.workload)
+    return args
 
 
 def check(cond, what):
@@ -68,6 +79,67 @@ def check(cond, what):
         _failed += 1
         print("FAIL  " + what, flush=True)
     return cond
+
+
+def skip(what):
+    """A check that cannot run here (what says why): counted and listed as skipped, never as
+    passed."""
+    global _skipped
+    _skipped += 1
+    print("SKIP  " + what, flush=True)
+
+
+# The first line of a report from AddressSanitizer, LeakSanitizer or UBSan (which, without
+# halt_on_error, would print and go on to exit 0).
+SANITIZER_REPORT = re.compile(r"ERROR: (Address|Leak)Sanitizer|runtime error: |"
+                              r"SUMMARY: UndefinedBehaviorSanitizer")
+
+
+def _print_stderr(text):
+    print("      its stderr:\n" + "".join("      | " + line + "\n"
+                                          for line in text.splitlines()[-60:]), flush=True)
+
+
+def no_sanitizer_report(what, stderr):
+    """A failed check, with the stderr printed, if a run of cgstat said a sanitizer report
+    (for runs whose exit status the caller checks with the rest of what they said)."""
+    text = stderr.decode(errors="replace") if isinstance(stderr, bytes) else stderr
+    if not SANITIZER_REPORT.search(text):
+        return True
+    check(False, "%s: a sanitizer report" % what)
+    _print_stderr(text)
+    return False
+
+
+def check_exit(what, code, want, stderr):
+    """One run of cgstat ended with the exit status the test expects (want: a number, or a
+    tuple of those allowed) and said no sanitizer report; else its stderr is printed."""
+    text = stderr.decode(errors="replace") if isinstance(stderr, bytes) else stderr
+    wants = want if isinstance(want, tuple) else (want,)
+    if not no_sanitizer_report(what, text):
+        return False
+    if not check(code in wants, "%s: exit %s (want %s)"
+                 % (what, code, " or ".join(map(str, wants)))):
+        _print_stderr(text)
+        return False
+    return True
+
+
+def command_text(argv):
+    """A command line (str or bytes arguments) as a check names it: its first 120 characters."""
+    return " ".join(a.decode(errors="replace") if isinstance(a, bytes) else str(a)
+                    for a in argv)[:120]
+
+
+def run_cgstat(argv, want=0, what=None, **kw):
+    """cgstat run to its end (subprocess.run's keywords; stdout and stderr kept unless given),
+    its exit status checked with check_exit(). Returns the CompletedProcess."""
+    kw.setdefault("stdout", subprocess.PIPE)
+    kw["stderr"] = subprocess.PIPE
+    kw.setdefault("timeout", 120)
+    p = subprocess.run(argv, **kw)
+    check_exit(what or command_text(["cgstat"] + list(argv[1:])), p.returncode, want, p.stderr)
+    return p
 
 
 def check_count(name, got, want, least, most, why):
@@ -189,18 +261,31 @@ def command_env():
     return dict(os.environ, CGSTAT_TEST_MOUNT=v2_mount())
 
 
+# One tmux server for this test's sessions, on a socket of its own (-L): no session of another
+# test or of the user can be hit, and no server another test is shutting down can refuse one.
+TMUX_SOCKET = "cgstat-test-%d" % os.getpid()
+
+
+def tmux(*args, check=True):
+    """A tmux command on this test's own server; its stdout."""
+    p = subprocess.run(["tmux", "-L", TMUX_SOCKET] + list(args), stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE)
+    if check and p.returncode:
+        raise RuntimeError("tmux %s: exit %d, %s" % (" ".join(args), p.returncode,
+                                                      p.stderr.decode(errors="replace").strip()))
+    return p.stdout.decode(errors="replace")
+
+
 def tmux_session(session, cwd, command, width=200, height=50):
-    """A detached tmux session running command (a shell line) in cwd. Retried: a new-session
-    that comes while the server of a session just killed is still exiting fails (once in CI,
-    exit 1, between two of test_live's sessions)."""
-    argv = ["tmux", "new-session", "-d", "-s", session, "-x", str(width), "-y", str(height),
-            "-c", cwd, command]
-    for _ in range(20):
-        p = subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        if p.returncode == 0:
-            return
-        time.sleep(0.25)
-    raise RuntimeError("tmux new-session: %s" % p.stderr.decode(errors="replace").strip())
+    """A detached session running command (a shell line) in cwd, on this test's tmux server,
+    which goes when the test ends."""
+    if not _tmux_servers:
+        _tmux_servers.append(atexit.register(tmux, "kill-server", check=False))
+    tmux("new-session", "-d", "-s", session, "-x", str(width), "-y", str(height), "-c", cwd,
+         command)
+
+
+_tmux_servers = []
 
 
 def wait_file(path, timeout=10):
@@ -231,7 +316,7 @@ def cpu_stat_usage_ms(path):
 
 
 def done():
-    print("%d passed, %d failed" % (_passed, _failed), flush=True)
+    print("%d passed, %d failed, %d skipped" % (_passed, _failed, _skipped), flush=True)
     sys.exit(1 if _failed else 0)
 
 
@@ -327,6 +412,28 @@ def scratch_path(path):
     return path
 
 
+def recorded_run(args, tmp, name, record):
+    """A folder tmp/name holding a run the test records with record(folder) (cgstat's output
+    and whatever the test keeps beside it). With --record-runs DIR a copy is kept as DIR/name
+    as soon as it is recorded; with --reuse-runs DIR nothing is recorded and DIR/name, kept by
+    an earlier stage, is copied in instead: the sanitizer stage runs report and compare over
+    the normal build's runs, without running the workloads again."""
+    folder = os.path.join(tmp, name)
+    if args.reuse_runs:
+        kept = os.path.join(args.reuse_runs, name)
+        if not os.path.isdir(kept):
+            raise RuntimeError("--reuse-runs: no run %s (kept by --record-runs)" % kept)
+        shutil.copytree(kept, folder, symlinks=True)
+        return folder
+    os.mkdir(folder)
+    record(folder)
+    if args.record_runs:
+        kept = os.path.join(args.record_runs, name)
+        shutil.rmtree(kept, ignore_errors=True)
+        shutil.copytree(folder, kept, symlinks=True)
+    return folder
+
+
 class Cgstat:
     """cgstat running in the background, started with -v so that the test knows when it has
     attached, stdout captured to a file."""
@@ -344,6 +451,7 @@ class Cgstat:
         self.started = time.monotonic()
         self.attached_at = self.stop_sent = self.exited = None
         self.line_times = []
+        self.what = command_text(["cgstat"] + list(args))
         self.proc = subprocess.Popen([binary, "-v", "-o", self.out_dir] + list(args),
                                      stdout=subprocess.PIPE if stamp_lines else self.stdout,
                                      stderr=subprocess.PIPE, env=env)
@@ -384,7 +492,9 @@ class Cgstat:
                                    % (len(self.line_times), timeout, n))
             time.sleep(0.01)
 
-    def stop(self, sig=signal.SIGINT, timeout=30):
+    def stop(self, sig=signal.SIGINT, timeout=30, want=0):
+        """Send sig, wait for the exit, and check_exit() it against want. Returns the exit
+        status."""
         self.stop_sent = time.monotonic()
         self.proc.send_signal(sig)
         code = self.proc.wait(timeout)
@@ -393,6 +503,7 @@ class Cgstat:
         if self.stamper:
             self.stamper.join(5)
         self.stdout.close()
+        check_exit(self.what, code, want, "".join(self.stderr_lines))
         return code
 
     def wait_intervals(self, after_ms, n, timeout=20):
@@ -716,7 +827,8 @@ def run_lines(args, cgstat_args, sample, n, check_line=None):
     threads[1].join(n + 30)
     proc.send_signal(signal.SIGINT)
     code = proc.wait(30)
-    check(code == 0, "cgstat exit code %d" % code)
+    threads[0].join(5)
+    check_exit(command_text(["cgstat"] + cgstat_args), code, 0, "".join(stderr))
     check(len(got) == n, "%d of %d intervals arrived" % (len(got), n))
     bad = [line["inconsistencies"] for line, _ in got if line["inconsistencies"]]
     check(not bad, "no CPU ever counted more than one task on CPU (inconsistencies %s in "

@@ -43,9 +43,8 @@ def measure(args, shape, *shape_args):
         cgstat = h.Cgstat(args.cgstat, ["-f", "json", "-i", "0.5", "-c", "w=" + cg])
         report = h.run_workload(args.workload, cg, shape, *shape_args)
         h.settle()
-        code = cgstat.stop()
+        cgstat.stop()
         usage_ms = h.cgroup_usage_ms(cg)
-        h.check(code == 0, "%s: cgstat exit code %d" % (shape, code))
         got = h.sched_totals(cgstat.rows("sched-stats.csv"), "w")
         got["summary"] = cgstat.summary()["containers"]["w"]
         # stolen time is in the JSON stream only (not a Pulsar column)

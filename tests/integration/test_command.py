@@ -16,7 +16,6 @@ import contextlib
 import os
 import re
 import signal
-import subprocess
 import tempfile
 import time
 
@@ -53,12 +52,13 @@ def brief_cores(stderr, label):
     return float(m.group(1)) if m else None
 
 
-def run(args, cgstat_args, command, out, extra_env=None, timeout=120):
+def run(args, cgstat_args, command, out, want, extra_env=None, timeout=120):
+    """cgstat -- command run to its end, its exit status checked against want: (exit code,
+    stdout, stderr)."""
     e = h.command_env()
     e.update(extra_env or {})
-    p = subprocess.run([args.cgstat, "-q", "-i", "0.5", "-o", out] + cgstat_args + ["--"] +
-                       command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=e,
-                       timeout=timeout)
+    p = h.run_cgstat([args.cgstat, "-q", "-i", "0.5", "-o", out] + cgstat_args + ["--"] +
+                     command, want, env=e, timeout=timeout)
     return p.returncode, p.stdout.decode(errors="replace"), p.stderr.decode(errors="replace")
 
 
@@ -79,8 +79,7 @@ def exit_code(args, tmp, mount):
     with h.scratch_cgroup("beside") as cg:
         code, _, err = run(args, ["-c", "beside=" + cg],
                            ["sh", "-c", "%s steady 1.5 2 >/dev/null; %s > %s; exit 3"
-                            % (args.workload, CPU_STAT, usage_file)], out)
-    h.check(code == 3, "exit 3: cgstat's exit code %d" % code)
+                            % (args.workload, CPU_STAT, usage_file)], out, 3)
     usage = h.cpu_stat_usage_ms(usage_file)
     got = check_on_cpu("exit 3", out, "sh", usage)
     summary = h.summary_of(out)
@@ -105,9 +104,7 @@ def killed(args, tmp, mount):
     """A command killed by SIGTERM: 128 + 15, as a shell says it; -n labels it."""
     out = os.path.join(tmp, "killed")
     before = made_cgroups(mount)
-    code, _, _ = run(args, ["-n", "victim"], ["sh", "-c", "kill -TERM $$"], out)
-    h.check(code == 128 + signal.SIGTERM, "killed by SIGTERM: exit code %d, want %d"
-            % (code, 128 + signal.SIGTERM))
+    run(args, ["-n", "victim"], ["sh", "-c", "kill -TERM $$"], out, 128 + signal.SIGTERM)
     rows = h.read_csv(os.path.join(out, "sched-stats.csv"))
     h.check({r["container"] for r in rows} == {"victim"},
             "-n victim labels the command's rows: %s" % sorted({r["container"] for r in rows}))
@@ -120,10 +117,8 @@ def orphan(args, tmp, mount):
     out = os.path.join(tmp, "orphan")
     usage_file = os.path.join(tmp, "orphan.usage")
     ended_file = os.path.join(tmp, "orphan.ended")
-    code, _, _ = run(args, [], [
-        "sh", "-c", "(%s steady 1 1 >/dev/null; date +%%s%%N > %s; %s > %s) & exit 0"
-        % (args.workload, ended_file, CPU_STAT, usage_file)], out)
-    h.check(code == 0, "orphan: exit code %d (the command's)" % code)
+    run(args, [], ["sh", "-c", "(%s steady 1 1 >/dev/null; date +%%s%%N > %s; %s > %s) & exit 0"
+                   % (args.workload, ended_file, CPU_STAT, usage_file)], out, 0)
     with open(ended_file) as f:
         ended_ms = int(f.read()) / 1e6
     end_ms = h.summary_of(out)["measurement"]["endEpochMillis"]
@@ -136,12 +131,19 @@ def forwarded(args, tmp, mount):
     """SIGTERM to cgstat goes to the command, whose trap reads cpu.stat and exits 7: cgstat exits
     7 without waiting for the end of its 30 s interval, the partial interval written."""
     usage_file = os.path.join(tmp, "forwarded.usage")
+    before = made_cgroups(mount)
     cgstat = h.Cgstat(args.cgstat, ["-q", "-i", "30", "--", "sh", "-c",
                                     "trap '%s > %s; exit 7' TERM; while :; do :; done"
                                     % (CPU_STAT, usage_file)], env=h.command_env())
-    time.sleep(1)
-    code = cgstat.stop(signal.SIGTERM, timeout=20)
-    h.check(code == 7, "SIGTERM forwarded: exit code %d, want the command's 7" % code)
+    # the command has spun for more than half a second (its cgroup, cgstat's, says so)
+    spun_ms = 0.0
+    deadline = time.monotonic() + 30
+    while spun_ms < 600 and time.monotonic() < deadline:
+        cgroups = made_cgroups(mount) - before
+        with contextlib.suppress(OSError, RuntimeError, ValueError):
+            spun_ms = max(h.cgroup_usage_ms(os.path.join(mount, c)) for c in cgroups)
+        time.sleep(0.05)
+    cgstat.stop(signal.SIGTERM, timeout=20, want=7)
     got = check_on_cpu("SIGTERM forwarded", cgstat.out_dir, "sh",
                        h.cpu_stat_usage_ms(usage_file))
     h.check(got > 500, "SIGTERM forwarded: the partial interval has the command's %.0f ms" % got)
@@ -158,17 +160,20 @@ def terminal_ctrl_c(args, tmp, mount):
     session = "cgstat-test-%d-cmd" % os.getpid()
     script = os.path.join(work, "count-sigint.sh")
     with open(script, "w") as f:
-        f.write("echo > %s; n=0; trap 'n=$((n+1))' INT; while [ $n -eq 0 ]; do :; done; "
+        # the trap is set before the command says it started
+        f.write("n=0; trap 'n=$((n+1))' INT; echo > %s; while [ $n -eq 0 ]; do :; done; "
                 "sleep 0.5; exit $n\n" % started)
-    h.tmux_session(session, work, "%s -q -o %s -- sh %s; echo $? > %s; sleep 60"
-                   % (args.cgstat, os.path.join(work, "out"), script, rc_path))
+    stderr_path = os.path.join(work, "stderr")
+    h.tmux_session(session, work, "%s -q -o %s -- sh %s 2> %s; echo $? > %s; sleep 60"
+                   % (args.cgstat, os.path.join(work, "out"), script, stderr_path, rc_path))
     try:
         h.wait_file(started, 30)
-        time.sleep(0.2)
-        subprocess.run(["tmux", "send-keys", "-t", session, "C-c"], check=True)
+        h.tmux("send-keys", "-t", session, "C-c")
         code = h.wait_file(rc_path, 20)
     finally:
-        subprocess.run(["tmux", "kill-session", "-t", session], stderr=subprocess.DEVNULL)
+        h.tmux("kill-session", "-t", session, check=False)
+    with open(stderr_path, errors="replace") as f:
+        h.check_exit("Ctrl-C on a terminal", int(code), 1, f.read())
     h.check(code == "1", "Ctrl-C on a terminal: the command got %s SIGINT (its exit code), "
             "want 1: cgstat did not send it again" % code)
 
@@ -182,13 +187,13 @@ def second_signal(args, tmp, mount):
                                     "trap '' TERM; echo $$ > %s; exec sleep 60" % pid_file],
                       env=h.command_env())
     with command_pid(pid_file) as pid:
+        sent_ms = time.time() * 1000
         cgstat.proc.send_signal(signal.SIGTERM)
-        time.sleep(0.5)
+        # two intervals that began after the signal: the run went on
+        cgstat.wait_intervals(sent_ms, 2)
         h.check(cgstat.proc.poll() is None, "second signal: the first went to the command, "
                 "which ignores it, and the run goes on")
-        code = cgstat.stop(signal.SIGTERM, timeout=20)
-        h.check(code == 128 + signal.SIGTERM, "second signal: exit code %d, want %d"
-                % (code, 128 + signal.SIGTERM))
+        cgstat.stop(signal.SIGTERM, timeout=20, want=128 + signal.SIGTERM)
         with open("/proc/%d/cgroup" % pid) as f:
             where = [line for line in f.read().splitlines() if line.startswith("0::")]
         with open("/proc/self/cgroup") as f:
@@ -209,7 +214,7 @@ def cgstat_killed(args, tmp, mount):
                                     % pid_file])
     with command_pid(pid_file) as pid:
         h.check(made_cgroups(mount) != before, "SIGKILL: the command's cgroup is there first")
-        cgstat.stop(signal.SIGKILL)
+        cgstat.stop(signal.SIGKILL, want=-signal.SIGKILL)
         deadline = time.time() + 10
         while made_cgroups(mount) != before and time.time() < deadline:
             time.sleep(0.05)
@@ -221,7 +226,7 @@ def cgstat_killed(args, tmp, mount):
 def sudo_user(args, tmp, mount):
     """Started through sudo (SUDO_UID/SUDO_GID), the command runs as that user, not as root."""
     code, stdout, _ = run(args, ["--no-perf"], ["sh", "-c", "id -u; id -g; id -G"],
-                          os.path.join(tmp, "sudo"),
+                          os.path.join(tmp, "sudo"), 0,
                           extra_env={"SUDO_UID": "65534", "SUDO_GID": "65534"})
     h.check(code == 0 and stdout.split() == ["65534"] * 3,
             "SUDO_UID/SUDO_GID 65534: the command ran as uid, gid, groups %s (exit %d)"
@@ -241,7 +246,7 @@ def not_runnable(args, tmp, mount):
             (["cgstat-no-such-command-%d" % os.getpid()], "command not found"),
             ([plain], "Permission denied"))):
         out = os.path.join(tmp, "not-runnable-%d" % n)
-        code, _, err = run(args, [], command, out)
+        code, _, err = run(args, [], command, out, 127)
         h.check(code == 127 and err.count("\n") == 1 and text in err and command[0] in err,
                 "%s: exit %d (want 127), one line saying %r: %r" % (command[0], code, text, err))
         h.check(not os.path.exists(out) and made_cgroups(mount) == before,

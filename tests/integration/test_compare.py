@@ -28,17 +28,18 @@ ALPHA = 0.05
 
 
 def runs(args, tmp, name, threads):
-    """One run of `steady 1 THREADS` under cgstat -- into tmp/name."""
-    out = os.path.join(tmp, name)
-    subprocess.run([args.cgstat, "-q", "-i", "0.5", "--no-perf", "-o", out, "-n", "w", "--",
-                    args.workload, "steady", "1", str(threads)], check=True,
-                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=60)
-    return out
+    """One run of `steady 1 THREADS` under cgstat --: its output folder."""
+    folder = h.recorded_run(args, tmp, "compare-" + name, lambda folder: h.run_cgstat(
+        [args.cgstat, "-q", "-i", "0.5", "--no-perf", "-o", os.path.join(folder, "run"), "-n",
+         "w", "--", args.workload, "steady", "1", str(threads)], stdout=subprocess.DEVNULL))
+    return os.path.join(folder, "run")
 
 
 def compare(args, a, b, fmt="json"):
+    """cgstat compare; the caller checks the exit code with what it said."""
     p = subprocess.run([args.cgstat, "compare", "--format", fmt] + a + ["vs"] + b,
                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60)
+    h.no_sanitizer_report("compare --format " + fmt, p.stderr)
     return p.returncode, p.stdout.decode(), p.stderr.decode()
 
 
@@ -145,7 +146,7 @@ def main():
             % (cpus["changePercent"], cpus["p"], changed))
 
     # a run killed while writing its summary, and a folder that is not there: left out
-    truncated = os.path.join(tmp, "a0", "container-summary.json")
+    truncated = os.path.join(side_a[0], "container-summary.json")
     with open(truncated) as f:
         text = f.read()
     with open(truncated, "w") as f:
@@ -162,11 +163,9 @@ def main():
     code, out, err = compare(args, [missing], side_b)
     h.check(code == 1 and "side A has no run" in err, "no readable run on a side: exit %d, %r"
             % (code, err))
-    p = subprocess.run([args.cgstat, "compare"] + side_a, stdout=subprocess.PIPE,
-                       stderr=subprocess.PIPE)
-    h.check(p.returncode == 2 and p.stderr.startswith(b'cgstat: compare: no "vs"')
-            and not p.stdout, "no \"vs\": exit %d before reading any run: %r"
-            % (p.returncode, p.stderr))
+    p = h.run_cgstat([args.cgstat, "compare"] + side_a, 2)
+    h.check(p.stderr.startswith(b'cgstat: compare: no "vs"')
+            and not p.stdout, "no \"vs\": refused before reading any run: %r" % p.stderr)
     h.done()
 
 

@@ -296,7 +296,6 @@ def restarted_service(args):
     again under its label, and said once on stderr."""
     cgstat, lives, usage_ms, code = h.service_restarted(args.cgstat, args.workload,
                                                         ["-q", "-i", "0.5"], ("steady", 1, 2))
-    h.check(code == 0, "restart: cgstat exit code %d" % code)
     got = h.sched_totals(cgstat.rows("sched-stats.csv"), "svc")
     h.check_cpu_stat("restart: on-CPU of both lives of the cgroup", got["onCpuMillis"],
                      usage_ms, lives)
@@ -368,9 +367,8 @@ def moved_process(args):
         moved_ms = time.time() * 1000
         report = h.parse_report(work.communicate(timeout=60)[0], time.monotonic_ns())
         h.settle()
-        code = cgstat.stop()
+        cgstat.stop()
         usage_dst = h.cgroup_usage_ms(dst)
-    h.check(code == 0, "moved: cgstat exit code %d" % code)
     rows = [r for r in cgstat.rows("sched-stats.csv") if r["container"] == "w"]
     # cgstat follows at the end of the interval the move happened in; the rows ending over
     # 750 ms after the move began after it even when an interval runs late
@@ -405,7 +403,7 @@ def cpu_hotplug(args):
     match the kernel's (before, they dropped out while it was offline and came back counted
     twice)."""
     if NCPU < 2 or not os.path.exists(CPU1_ONLINE):
-        h.check(True, "SKIPPED: CPU hotplug not tested: no %s here" % CPU1_ONLINE)
+        h.skip("CPU hotplug: no %s here" % CPU1_ONLINE)
         return
     with h.scratch_cgroup("hotplug") as cg:
         cgstat = h.Cgstat(args.cgstat, ["-q", "-i", "0.5", "-c", "w=" + cg])
@@ -426,9 +424,8 @@ def cpu_hotplug(args):
                 f.write("1")
         report = work.wait()
         h.settle()
-        code = cgstat.stop()
+        cgstat.stop()
         usage_ms = h.cgroup_usage_ms(cg)
-    h.check(code == 0, "hotplug: cgstat exit code %d" % code)
     got = h.sched_totals(cgstat.rows("sched-stats.csv"), "w")
     h.check_final_counts("hotplug:", got, report)
     h.check_cpu_stat("hotplug: on-CPU", got["onCpuMillis"], usage_ms, [report], HOTPLUG_ONCPU)

@@ -74,7 +74,8 @@ def wait_scraped(port, expr, timeout=30):
 def main():
     args = h.parse_args()
     if not shutil.which("prometheus"):
-        print("SKIP  Debian's prometheus is not installed (apt-get install prometheus)")
+        h.skip("a real Prometheus scraping --listen: Debian's prometheus is not installed "
+               "(apt-get install prometheus)")
         h.done()
         return
     cg_port, prom_port = h.free_port(), h.free_port()
@@ -104,7 +105,7 @@ def main():
             cgstat.wait_intervals(time.time() * 1000, 2)
             time.sleep(2.5)
             final_at = time.time()
-            code = cgstat.stop()
+            cgstat.stop()
         rows = [r for r in cgstat.rows("container-stats.csv") if r["container"] == "load"]
         sched = [r for r in cgstat.rows("sched-stats.csv") if r["container"] == "load"]
 
@@ -160,7 +161,6 @@ def main():
         h.check(all(v == 0 for v in refused.values()) and len(refused) == 3
                 and all(n in own for n in refused),
                 "Prometheus refused none of the stamped samples: %s" % refused)
-        h.check(code == 0, "cgstat exit code %d" % code)
     finally:
         prom.terminate()
         try:

@@ -59,24 +59,26 @@ def embedded(html):
 
 
 def real_run(args, tmp):
-    out = os.path.join(tmp, "run")
-    usage_file = os.path.join(tmp, "usage")
-    with h.scratch_cgroup("report-beside") as beside:
-        code = subprocess.run(
-            [args.cgstat, "-q", "-i", "0.5", "-o", out, "-c", "beside=" + beside, "-n", "w",
-             "--", "sh", "-c", "%s steady 3 2 >/dev/null; %s > %s"
-             % (args.workload, h.CPU_STAT_OF_SELF, usage_file)],
-            env=h.command_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-            timeout=120).returncode
-    h.check(code == 0, "the run: exit %d" % code)
-    return out, h.cpu_stat_usage_ms(usage_file)
+    """A workload under cgstat -- beside an empty watched cgroup: the run's folder, and the
+    workload's cpu.stat usage in ms."""
+    def record(folder):
+        with h.scratch_cgroup("report-beside") as beside:
+            h.run_cgstat([args.cgstat, "-q", "-i", "0.5", "-o", os.path.join(folder, "run"),
+                          "-c", "beside=" + beside, "-n", "w", "--", "sh", "-c",
+                          "%s steady 3 2 >/dev/null; %s > %s"
+                          % (args.workload, h.CPU_STAT_OF_SELF,
+                             os.path.join(folder, "usage"))],
+                         env=h.command_env(), stdout=subprocess.DEVNULL)
+
+    folder = h.recorded_run(args, tmp, "report-whole", record)
+    return (os.path.join(folder, "run"),
+            h.cpu_stat_usage_ms(os.path.join(folder, "usage")))
 
 
 def check_report(args, out, usage_ms):
-    p = subprocess.run([args.cgstat, "report", out], stdout=subprocess.PIPE,
-                       stderr=subprocess.PIPE)
-    h.check(p.returncode == 0 and not p.stderr and not p.stdout,
-            "report of a whole run: exit %d, stderr %r" % (p.returncode, p.stderr))
+    p = h.run_cgstat([args.cgstat, "report", out])
+    h.check(not p.stderr and not p.stdout, "report of a whole run: says nothing: %r %r"
+            % (p.stdout, p.stderr))
     html = os.path.join(out, "report.html")
     attrs, errors, charts = look(html, "whole run")
     nr = int(attrs.get("charts", -1))
@@ -143,12 +145,11 @@ def partial(args, out, tmp):
         text = f.read()
     with open(path, "w") as f:
         f.write(text[:-7])
-    p = subprocess.run([args.cgstat, "report", cut], stdout=subprocess.PIPE,
-                       stderr=subprocess.PIPE)
+    p = h.run_cgstat([args.cgstat, "report", cut])
     err = p.stderr.decode()
-    h.check(p.returncode == 0 and err.count("\n") == 2 and "sched-stats.csv" in err
+    h.check(err.count("\n") == 2 and "sched-stats.csv" in err
             and "cut short" in err,
-            "a file missing and one cut short: exit %d, one line each: %r" % (p.returncode, err))
+            "a file missing and one cut short: one line each: %r" % err)
     with open(os.path.join(cut, "report.md")) as f:
         md = f.read()
     h.check("Not in this report" in md and "sched-stats.csv" in md,
@@ -162,12 +163,11 @@ def partial(args, out, tmp):
 
 def hostile_label(args, tmp):
     """A label that would close the page's script and open an element of its own."""
-    out = os.path.join(tmp, "hostile")
     label = "</script><h1 id=owned>x"
-    subprocess.run([args.cgstat, "-q", "-i", "0.2", "-o", out, "-n", label, "--",
-                    "sleep", "0.5"], check=True, stdout=subprocess.DEVNULL,
-                   stderr=subprocess.DEVNULL, timeout=60)
-    subprocess.run([args.cgstat, "report", out], check=True)
+    out = os.path.join(h.recorded_run(args, tmp, "report-hostile", lambda folder: h.run_cgstat(
+        [args.cgstat, "-q", "-i", "0.2", "-o", os.path.join(folder, "run"), "-n", label,
+         "--", "sleep", "0.5"], stdout=subprocess.DEVNULL)), "run")
+    h.run_cgstat([args.cgstat, "report", out])
     html = os.path.join(out, "report.html")
     attrs, errors, charts = look(html, "hostile label")
     dom = chromium(html, "--dump-dom")
@@ -187,9 +187,8 @@ def main():
     hostile_label(args, tmp)
     empty = os.path.join(tmp, "empty")
     os.mkdir(empty)
-    p = subprocess.run([args.cgstat, "report", empty], stderr=subprocess.PIPE)
-    h.check(p.returncode == 1 and b"nothing in the folder" in p.stderr,
-            "an empty folder: exit %d, %r" % (p.returncode, p.stderr[-200:]))
+    p = h.run_cgstat([args.cgstat, "report", empty], 1)
+    h.check(b"nothing in the folder" in p.stderr, "an empty folder: %r" % p.stderr[-200:])
     h.done()
 
 

@@ -1,29 +1,48 @@
 #!/bin/sh
-# Build cgstat and run every test, as CI does: the unit tests (no root needed) and the
-# integration tests (root: they load BPF and make scratch cgroups), the package (built,
-# installed and run as a system tool), once on the normal build
-# and once with the user code under AddressSanitizer and UndefinedBehaviorSanitizer, then
-# libFuzzer on every parser. Run from the repository's root. Every stage runs even when one
-# before it failed, so that a sanitizer or fuzz failure is not hidden behind another; the
-# script fails at the end, naming the stages that did.
+# Build cgstat and run its tests, as CI does. Run from the repository's root, as root (the
+# integration tests load BPF and make scratch cgroups).
 #
-#   tests/run-all.sh [--full]
+#   tests/run-all.sh [--quick | --full]
 #
-# The kernel matrix (tests/kernels/matrix.py) boots Debian 12's 6.1 and, for the refusal,
-# Debian 11's 5.10; --full boots every suite's kernel (6.12 of Debian 13 and of bookworm-backports,
-# unstable's newest too), for before a release.
+# (default, the README's test line and .ci/run; about 20 minutes on 2 CPUs) every stage: the
+#     normal build with the unit tests and every integration test against the kernel's own
+#     accounting (the long run for CGSTAT_LONGRUN_SECONDS, 180 here); Debian 12's 6.1 kernel
+#     booted under QEMU with the core checks run inside it, and Debian 11's 5.10 for the
+#     refusal (tests/kernels/); the .deb made from that build, installed and run with its
+#     unit's capabilities; a build with AddressSanitizer and UBSan running the unit tests, the
+#     integration tests of user-space paths, and report and compare over the runs the normal
+#     stage kept; libFuzzer on every parser of outside input, CGSTAT_FUZZ_TIME seconds each
+#     (8 here).
+# --quick (the inner loop: under 5 minutes from a built tree) the normal build, the unit tests
+#     and the integration tests labelled "quick", which touch every output once.
+# --full (before a release) everything above, and the 10-minute long run, every Debian
+#     suite's kernel, every integration test sanitized, and 2 minutes of fuzzing a target.
+#
+# Every stage runs even when one before it failed, so that a sanitizer or fuzz failure is not
+# hidden behind another. The end says each stage's time and counts, each skipped check, and
+# "N passed, M failed, K skipped" (tests/summarize.py); the script fails if anything did.
 set -u
 jobs=$(nproc)
-failed=""
-kernels=""
-case "${1:-}" in
---full) kernels=--all ;;
-"") ;;
+tier=${1:-ci}
+case "$tier" in
+--quick | --full | ci) ;;
 *)
-	echo "usage: tests/run-all.sh [--full]" >&2
+	echo "usage: tests/run-all.sh [--quick | --full]" >&2
 	exit 2
 	;;
 esac
+if [ "$tier" = --full ]; then
+	longrun=600 fuzz_time=120 kernels=--all sanitized=""
+else
+	longrun=180 fuzz_time=8 kernels="" sanitized="-L sanitize"
+fi
+export CGSTAT_LONGRUN_SECONDS="${CGSTAT_LONGRUN_SECONDS:-$longrun}"
+fuzz_time=${CGSTAT_FUZZ_TIME:-$fuzz_time}
+
+logs=build/run-all
+rm -rf "$logs"
+mkdir -p "$logs"
+n=0
 
 build() {
 	dir=$1
@@ -32,39 +51,59 @@ build() {
 		cmake --build "$dir" -j"$jobs"
 }
 
-# stage NAME COMMAND...: run it, and remember NAME if it fails
+# stage NAME COMMAND...: run it, its output shown and kept, its status and time noted
 stage() {
-	name=$1
+	n=$((n + 1))
+	base=$logs/$(printf %02d $n)-$1
 	shift
-	echo "=== $name"
-	"$@" || failed="$failed $name"
+	echo "=== ${base#"$logs"/??-}"
+	start=$(date +%s)
+	{
+		"$@"
+		echo $? >"$base.rc"
+	} 2>&1 | tee "$base.log"
+	echo $(($(date +%s) - start)) >"$base.seconds"
+	echo "=== ${base#"$logs"/??-}: $(cat "$base.seconds") s, exit $(cat "$base.rc")"
+}
+
+# ctest_stage NAME BUILD_DIR CTEST_ARGS...: a stage of ctest, its full log kept for the counts
+ctest_stage() {
+	name=$1
+	dir=$2
+	shift 2
+	rm -f "$dir/Testing/Temporary/LastTest.log"
+	stage "$name" ctest --test-dir "$dir" --output-on-failure --no-tests=error "$@"
+	cp "$dir/Testing/Temporary/LastTest.log" "$base.ctest" 2>/dev/null
 }
 
 stage build build build
-stage tests ctest --test-dir build --output-on-failure --no-tests=error
-# Debian's own kernels booted under QEMU, the same checks run in each guest
-stage kernels python3 tests/kernels/matrix.py --build build $kernels
-# the .deb built, installed with apt-get, run with its unit's capabilities, removed
-stage package tests/package.sh
+if [ "$tier" = --quick ]; then
+	ctest_stage tests build -L quick
+else
+	ctest_stage tests build
+	# Debian's own kernels booted under QEMU, the same checks run in each guest
+	stage kernels python3 tests/kernels/matrix.py --build build $kernels
+	# the .deb made from the build above, installed with apt-get, run with its unit's
+	# capabilities, removed
+	stage package tests/package.sh build
 
-# halt_on_error: a sanitizer report fails the test that triggered it
-export ASAN_OPTIONS=halt_on_error=1:detect_leaks=1:abort_on_error=0
-export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
-stage sanitize-build build build-sanitize -DCGSTAT_SANITIZE=ON
-# the ten-minute long run once is enough: on the normal build above
-stage sanitize-tests ctest --test-dir build-sanitize --output-on-failure --no-tests=error -LE long
+	# a sanitizer report aborts the run that made it (tests/CMakeLists.txt sets ASAN_OPTIONS
+	# and UBSAN_OPTIONS for each test); report and compare run over the runs kept above
+	stage sanitize-build build build-sanitize -DCGSTAT_SANITIZE=ON \
+		-DCGSTAT_REUSE_RUNS="$PWD/build/runs"
+	ctest_stage sanitize-tests build-sanitize -LE long $sanitized
 
-# libFuzzer on every parser of outside input, a bounded time each (CGSTAT_FUZZ_TIME seconds)
-export CC=clang
-stage fuzz-build build build-fuzz -DCGSTAT_FUZZ=ON
-stage fuzz ctest --test-dir build-fuzz -L fuzz --output-on-failure --no-tests=error -j"$jobs"
-
-if [ -n "$failed" ]; then
-	echo "FAILED stages:$failed"
-	# The failed checks once more, last: a log cut to its head and tail still names them.
-	for log in build*/Testing/Temporary/LastTest.log; do
-		[ -f "$log" ] && grep -H -E '^FAIL  |CHECK\(.*\) failed|ERROR: AddressSanitizer|runtime error:' "$log"
-	done
-	exit 1
+	# libFuzzer on every parser of outside input, a bounded time each
+	export CC=clang
+	stage fuzz-build build build-fuzz -DCGSTAT_FUZZ=ON -DCGSTAT_FUZZ_TIME="$fuzz_time"
+	ctest_stage fuzz build-fuzz -L fuzz -j"$jobs"
 fi
-echo "all stages passed"
+
+python3 tests/summarize.py "$logs"
+status=$?
+if [ $status != 0 ]; then
+	# The failed checks once more, last: a log cut to its head and tail still names them.
+	grep -H -E '^FAIL  |CHECK\(.*\) failed|ERROR: (Address|Leak)Sanitizer|runtime error:' \
+		"$logs"/*.log "$logs"/*.ctest 2>/dev/null
+fi
+exit $status

@@ -81,6 +81,15 @@ def check(cond, what):
     return cond
 
 
+def precondition(cond, what):
+    """What the test needs of its workload or machine (not of cgstat) to check anything: said
+    and not counted when it holds, a failure when it does not."""
+    if cond:
+        print("pre   " + what, flush=True)
+        return True
+    return check(False, "precondition: " + what)
+
+
 def skip(what):
     """A check that cannot run here (what says why): counted and listed as skipped, never as
     passed."""

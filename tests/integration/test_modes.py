@@ -11,13 +11,14 @@ import time
 
 import harness as h
 
-# Every state of every thread adds up to the interval, exactly: a transition moves time between
-# states and the snapshot folds in every in-flight part at one time, the interval's end. Up to
-# 0.013 % off in the normal build, 0.13 % and once 0.83 % (CI, a VM stall of 99 ms) while the
-# interval's length was the loader's clock, read before the snapshot; 0.000 % since it is the
-# time between snapshots. The limit leaves the outputs' rounding to the microsecond.
-CONSERVATION = 0.0001
-CONSERVATION_RUN = 0.0001
+# Every state of every thread adds up to the interval: a transition moves time between states
+# and the snapshot folds in every in-flight part at one time, the interval's end. The reference
+# is the test's own clock, each line's arrival at a reader at SCHED_FIFO, which lags the
+# snapshot by the drain and the write: that lag varies by up to 2 ms between lines, so an
+# interval read -0.069 % to +0.083 % of 5 threads' time and the run +0.002 to +0.009 % (10 runs
+# here, 2026-12-05); about three times that.
+CONSERVATION = 0.0025
+CONSERVATION_RUN = 0.0003
 
 
 def nested(args):
@@ -139,7 +140,8 @@ def conservation(args):
     """steady 3 4 keeps 5 threads (4 workers and the main thread) alive the whole run, so each
     interval that both starts and ends with 5 of them must account 5 * its length."""
     with h.scratch_cgroup("cons") as cg:
-        cgstat = h.Cgstat(args.cgstat, ["-f", "json", "-i", "0.5", "-c", "w=" + cg])
+        cgstat = h.Cgstat(args.cgstat, ["-f", "json", "-i", "0.5", "-c", "w=" + cg],
+                          stamp_lines=True)
         load = h.Workload(args.workload, cg, "steady", 3, 4)
         # mid-run: all five threads are in, and cgstat has drained an interval with them
         h.wait_threads(cg, 5)
@@ -149,13 +151,17 @@ def conservation(args):
         report = load.wait()
         h.settle()
         cgstat.stop()
-    h.check(len(report["threads"]) == 5, "conservation: the workload reported %d threads (5)"
-            % len(report["threads"]))
-    h.check(len(threads) == 5, "conservation: cgroup.threads mid-run lists %d threads (5)"
-            % len(threads))
+    h.precondition(len(report["threads"]) == 5,
+                   "conservation: the workload reported %d threads (5)" % len(report["threads"]))
+    h.precondition(len(threads) == 5,
+                   "conservation: cgroup.threads mid-run lists %d threads (5)" % len(threads))
 
-    rows = [(line["epochMillis"], line["intervalMillis"], line["containers"]["w"])
-            for line in h.read_json_lines(cgstat.stdout_path)]
+    # each interval's length by the test's own clock: from one line's arrival to the next's
+    # (the reader at SCHED_FIFO), not cgstat's intervalMillis
+    lines = h.read_json_lines(cgstat.stdout_path)
+    ends = cgstat.line_times
+    rows = [(line["epochMillis"], (ends[i] - ends[i - 1]) * 1e3 if i else None,
+             line["containers"]["w"]) for i, line in enumerate(lines)]
     after_read = [r for r in rows if r[0] >= read_ms]
     h.check(after_read and after_read[0][2]["tasks"] == len(threads),
             "conservation: tasks at the end of the interval of the cgroup.threads read: %s,"
@@ -172,7 +178,8 @@ def conservation(args):
         all_states += total
         all_lives += 5 * ms
         h.check_time("conservation: interval ending %d: on-CPU %.1f + stolen %.1f + run-queue "
-                     "%.1f + sleep %.1f + blocked %.1f ms against 5 threads * %.1f ms"
+                     "%.1f + sleep %.1f + blocked %.1f ms against 5 threads * %.3f ms of the "
+                     "test's clock"
                      % (epoch, cur["onCpuMillis"], cur["stolenMillis"], cur["runqWaitMillis"],
                         cur["offCpuSleepMillis"], cur["offCpuBlockedMillis"], ms),
                      total, 5 * ms, CONSERVATION)

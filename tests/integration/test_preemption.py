@@ -170,10 +170,13 @@ def kernel_thread(args):
     h.check_final_counts("moved spinner", got, report, figures=("involuntary",))
     h.check(sum(got[k] for k in PREEMPT) == got["involuntarySwitches"],
             "moved spinner: the causes add up to the involuntary switches")
-    h.check(SHARE * MOVES <= got["preemptedByKernel"] <= got["involuntarySwitches"],
+    # at most every involuntary switch the kernel counted (its final count and what may follow
+    # it: harness.final_counts), not cgstat's own total, of which it is a part by the check above
+    kernel, _, most = h.final_counts(report)["involuntary"][:3]
+    h.check(SHARE * MOVES <= got["preemptedByKernel"] <= kernel + most,
             "a spinner moved %d times: by a kernel thread %d (its CPU's stopper at each move), "
-            "of %d involuntary switches" % (MOVES, got["preemptedByKernel"],
-                                            got["involuntarySwitches"]))
+            "at most the kernel's %d involuntary switches and %d after its reading"
+            % (MOVES, got["preemptedByKernel"], kernel, most))
 
 
 def main():

@@ -190,10 +190,14 @@ out:
 	return buf;
 }
 
-/* got equals fixtures/golden/name, or with CGSTAT_GOLDEN_UPDATE set becomes it. */
+/*
+ * got equals fixtures/golden/name. A difference is shown as a diff (what review sees); with
+ * CGSTAT_GOLDEN_UPDATE set the file is rewritten to got, and the check still fails for that
+ * run: an update passes only on the next run, once it compares equal.
+ */
 static void check_golden(const char *got_path, const char *name)
 {
-	char want_path[512];
+	char want_path[512], cmd[1200];
 	size_t got_len = 0, want_len = 0;
 	char *got, *want;
 	FILE *f;
@@ -203,19 +207,24 @@ static void check_golden(const char *got_path, const char *name)
 	CHECK(got != NULL);
 	if (!got)
 		return;
+	want = slurp(want_path, &want_len);
+	if (want && got_len == want_len && !memcmp(got, want, got_len)) {
+		check_passed++;
+		goto out;
+	}
+	check_failed++;
+	fprintf(stderr, "%s differs from %s (- expected, + got):\n", want_path, got_path);
+	fflush(stderr);
+	snprintf(cmd, sizeof(cmd), "diff -u '%s' '%s' >&2", want ? want_path : "/dev/null",
+		 got_path);
+	if (system(cmd) == -1)
+		fprintf(stderr, "%s\n", got);
 	if (getenv("CGSTAT_GOLDEN_UPDATE")) {
 		f = fopen(want_path, "wb");
 		CHECK(f && fwrite(got, 1, got_len, f) == got_len && !fclose(f));
-		free(got);
-		return;
+		fprintf(stderr, "%s rewritten: review the diff above, and run again\n", want_path);
 	}
-	want = slurp(want_path, &want_len);
-	if (!want || got_len != want_len || memcmp(got, want, got_len)) {
-		check_failed++;
-		fprintf(stderr, "%s differs from %s:\n%s\n", got_path, want_path, got);
-	} else {
-		check_passed++;
-	}
+out:
 	free(got);
 	free(want);
 }

@@ -167,16 +167,23 @@ def sorting_and_shapes(args, tmp):
         screen = Screen(args, work, ["-i", "0.5", "-c", "w=" + w, "-c", "v=" + v], 160, 20)
         try:
             h.check(screen.wait_title(), "sorting: the title shows")
-            time.sleep(1.2)  # a whole interval with both running
-            first = [ln.split()[0] for ln in screen.lines()[4:6]]
+            # a whole interval with both running: the frame after the first with both rows
+            def both(ls):
+                return screen.row("w", ls) and screen.row("v", ls)
+
+            seen = screen.frame(both, timeout=10)
+            lines = screen.frame(lambda ls: both(ls) and ls[0] != seen[0], timeout=10)
+            first = [ln.split()[0] for ln in lines[4:6]]
             sleep_col = header_index(screen, "SLEEP%")
             block_col = header_index(screen, "BLOCK%")
             verdict_col = header_index(screen, "VERDICT")
-            w_row, v_row = screen.row("w"), screen.row("v")
+            w_row, v_row = screen.row("w", lines), screen.row("v", lines)
             screen.key("b")
-            time.sleep(0.3)
-            by_blocked = [ln.split()[0] for ln in screen.lines()[4:6]]
-            sorted_by = screen.title().group(4)
+            # the key redraws at once, with the new order named in the title
+            lines = screen.frame(lambda ls: screen.title(ls) is not None
+                                 and screen.title(ls).group(4) == "blocked share")
+            by_blocked = [ln.split()[0] for ln in lines[4:6]]
+            sorted_by = screen.title(lines).group(4) if screen.title(lines) else None
             screen.key("q")
             screen.exit_status()
         finally:
@@ -209,7 +216,8 @@ def threads_view(args, tmp):
         screen = Screen(args, work, ["-i", "0.5", "--threads", "-c", "w=" + w], 160, 20)
         try:
             h.check(screen.wait_title(), "threads view: the title shows")
-            time.sleep(1.2)
+            # a frame with both spinners' container, then the threads view
+            screen.frame(lambda ls: screen.row("w", ls), timeout=10)
             screen.key("t")
             # the threads view comes at the next interval, painted whole (see lines())
             lines = screen.frame(lambda ls: ls and " threads  sorted by " in ls[0] and len(
@@ -244,8 +252,9 @@ def narrow(args, tmp):
         screen = Screen(args, work, ["-i", "0.5", "-c", cg], 60, 12)
         try:
             h.check(screen.wait_title(), "narrow: the title shows")
-            time.sleep(0.8)
-            lines = screen.lines()
+            # the first frame with the cgroup's row (shortened to fit: its label's start)
+            lines = screen.frame(lambda ls: any(ln.strip() and label.startswith(ln.split()[0])
+                                                for ln in ls[4:]), timeout=10)
             screen.key("q")
             screen.exit_status()
         finally:

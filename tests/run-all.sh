@@ -103,7 +103,7 @@ python3 tests/summarize.py "$logs"
 status=$?
 if [ $status != 0 ]; then
 	# The failed checks once more, last: a log cut to its head and tail still names them.
-	grep -H -E '^FAIL  |CHECK\(.*\) failed|ERROR: (Address|Leak)Sanitizer|runtime error:' \
+	grep -H -E '^FAIL  |CHECK\(.*\) failed|^==[0-9]+==ERROR: (Address|Leak)Sanitizer|^[^ ]+:[0-9]+:[0-9]+: runtime error:' \
 		"$logs"/*.log "$logs"/*.ctest 2>/dev/null
 fi
 exit $status

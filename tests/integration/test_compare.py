@@ -14,8 +14,11 @@ figure shows one; the two sides take turns to run first, as a fixed order made o
 inputs: a truncated summary and a missing folder are left out with one line each, a side with
 no run is exit 1, no "vs" exit 2."""
 
+import csv
+import io
 import itertools
 import json
+import math
 import os
 import statistics
 import subprocess
@@ -82,8 +85,9 @@ def brute_force_p(a, b):
     return min(1.0, 2 * min(below, above))
 
 
-def check_rows(what, rows, side_a, side_b):
-    """Each row's medians and p against the test's own; returns {(container, figure): row}."""
+def check_rows(what, rows, side_a, side_b, rel=1e-9):
+    """Each row's medians and p against the test's own, within rel (the output's precision);
+    returns {(container, figure): row}."""
     want_a, want_b = figures(side_a), figures(side_b)
     bad = []
     by_key = {}
@@ -98,9 +102,9 @@ def check_rows(what, rows, side_a, side_b):
         if not a or not b:
             continue
         p = brute_force_p(a, b)
-        if (abs(r["a"]["median"] - statistics.median(a)) > 1e-9 * abs(statistics.median(a))
-                or abs(r["b"]["median"] - statistics.median(b)) > 1e-9 * abs(statistics.median(b))
-                or abs(r["p"] - p) > 1e-9 or r["significant"] != (p < ALPHA)):
+        if (abs(r["a"]["median"] - statistics.median(a)) > rel * abs(statistics.median(a))
+                or abs(r["b"]["median"] - statistics.median(b)) > rel * abs(statistics.median(b))
+                or abs(r["p"] - p) > rel or r["significant"] != (p < ALPHA)):
             bad.append("%s: medians %s %s p %.6f significant %s, want %s %s p %.6f"
                        % (key, r["a"]["median"], r["b"]["median"], r["p"], r["significant"],
                           statistics.median(a), statistics.median(b), p))
@@ -108,6 +112,73 @@ def check_rows(what, rows, side_a, side_b):
             "%s: %d figures, each median and p as the test computes them%s"
             % (what, len(rows), (": " + "; ".join(bad[:5])) if bad else ""))
     return by_key
+
+
+def median_ci(values, level=0.95):
+    """The distribution-free interval of the median, as the test computes it: [x_(k), x_(n+1-k)]
+    with the largest k whose binomial coverage 1 - 2 P(B <= k-1), B ~ Bin(n, 1/2), is at least
+    level; None when no k has it (below 6 values at 0.95)."""
+    xs = sorted(values)
+    n, best = len(xs), None
+    for k in range(1, n // 2 + 1):
+        if 1 - 2 * sum(math.comb(n, i) for i in range(k)) / 2 ** n < level:
+            break
+        best = k
+    return (xs[best - 1], xs[n - best]) if best else None
+
+
+def formats_and_intervals(args, side_a, side_a2, side_b):
+    """The interval of the median at 6 runs and more (10 of the same workload against 5), each
+    output format against the test's own figures, a wrong --format, and a side B with no run."""
+    ten = side_a + side_a2
+    code, out, err = compare(args, ten, side_b)
+    rows = json.loads(out)["rows"] if code == 0 else []
+    want = figures(ten)
+    bad = []
+    for r in rows:
+        ci = median_ci(want.get((r["container"], r["metric"]), []))
+        got = (r["a"].get("ciLow"), r["a"].get("ciHigh"))
+        if ci is None:
+            same = got == (None, None)
+        else:
+            same = None not in got and all(abs(g - w) <= 1e-9 * abs(w) for g, w in zip(got, ci))
+        if not same or "ciLow" in r["b"]:
+            bad.append("%s/%s: A's interval %s, want %s; B's %s" % (
+                r["container"], r["metric"], got, ci, r["b"].get("ciLow")))
+    h.check(code == 0 and rows and not bad,
+            "10 runs against 5: each figure's interval of A's median is the test's order "
+            "statistics (%d figures), B (5 runs) has none: %s" % (len(rows), bad[:3]))
+    code, text, _ = compare(args, ten, side_b, "text")
+    h.check(code == 0 and "± ∞: need at least 6 runs a side" in text,
+            "text: B's missing interval is explained: %r" % text[-300:])
+
+    code, out, _ = compare(args, side_a, side_b, "csv")
+    records = list(csv.DictReader(io.StringIO(out))) if code == 0 else []
+    as_json = [{"container": r["container"], "metric": r["metric"],
+                "a": {"n": int(r["nA"]), "median": float(r["medianA"] or "nan")},
+                "b": {"n": int(r["nB"]), "median": float(r["medianB"] or "nan")},
+                "p": float(r["p"] or "nan"), "significant": r["significant"] == "true"}
+               for r in records]
+    h.check(code == 0 and records, "csv: exit %d, %d rows" % (code, len(records)))
+    # the CSV prints medians to 6 significant digits and p to 6 decimals
+    check_rows("csv", as_json, side_a, side_b, rel=1e-5)
+
+    code, md, _ = compare(args, side_a, side_b, "md")
+    _, text, _ = compare(args, side_a, side_b, "text")
+    text_cpus = [ln.split()[-3:] for ln in text.splitlines() if ln.startswith("cpus ")]
+    md_cpus = [ln for ln in md.splitlines() if ln.startswith("| cpus |")]
+    h.check(code == 0 and "### w" in md and len(md_cpus) >= 1 and text_cpus
+            and " ".join(text_cpus[0]) in md_cpus[0],
+            "md: a table per container, w's cpus row with the text's change %s: %r"
+            % (text_cpus[:1], md_cpus[:1]))
+
+    p = h.run_cgstat([args.cgstat, "compare", "--format", "yaml"] + side_a + ["vs"] + side_b, 2)
+    h.check(b"not one of text, csv, json, md" in p.stderr and not p.stdout,
+            "--format yaml: refused, naming the formats: %r" % p.stderr)
+    missing = os.path.join(os.path.dirname(side_a[0]), "no-such-run")
+    code, _, err = compare(args, side_a, [missing])
+    h.check(code == 1 and "side B has no run" in err, "no readable run on side B: exit %d, %r"
+            % (code, err))
 
 
 def main():
@@ -144,6 +215,8 @@ def main():
             "the same workload: cpus %+.1f %% (p=%.3f), within 5 %%; figures with a change "
             "(each one's chance is 3.2 %%, and they move together): %s"
             % (cpus["changePercent"], cpus["p"], changed))
+
+    formats_and_intervals(args, side_a, side_b=side_b, side_a2=side_a2)
 
     # a run killed while writing its summary, and a folder that is not there: left out
     truncated = os.path.join(side_a[0], "container-summary.json")

@@ -9,6 +9,7 @@ its last act. report.md's CPUs of the workload against the same, over the run's 
 Then a folder with a file missing and one cut short (a partial report, said on stderr), a label
 that tries to close the page's script, and an empty folder (exit 1)."""
 
+import contextlib
 import json
 import os
 import re
@@ -18,6 +19,8 @@ import tempfile
 
 import harness as h
 
+# Debian's libjs-dygraphs, which report.html embeds
+DYGRAPHS = "/usr/share/javascript/dygraphs"
 # report.md prints CPUs to 2 decimals: half a hundredth of a core over the run
 MD_ROUNDING_CORES = 0.005
 
@@ -177,12 +180,67 @@ def hostile_label(args, tmp):
             "no script error %r" % errors)
 
 
+def refusals(args, out, tmp):
+    """A wrong command line (exit 2, the usage), dygraphs missing (exit 1, one line naming the
+    file and the package; report.md still written), dygraphs from CGSTAT_DYGRAPHS_DIR (the page
+    holds that copy), and a report that cannot be written (exit 1, one line naming it; the other
+    still written)."""
+    for argv in ([], [out, out], ["-h"], ["--bogus", out]):
+        p = h.run_cgstat([args.cgstat, "report"] + argv, 2)
+        h.check(p.stderr == b"Usage: cgstat report DIR\n" and not p.stdout,
+                "report %s: the usage line: %r" % (argv, p.stderr))
+
+    def fresh(name):
+        folder = os.path.join(tmp, name)
+        shutil.copytree(out, folder)
+        for report in ("report.md", "report.html", "report.html.png"):
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(os.path.join(folder, report))
+        return folder
+
+    folder = fresh("no-dygraphs")
+    missing = os.path.join(tmp, "no-such-dygraphs")
+    p = h.run_cgstat([args.cgstat, "report", folder], 1,
+                     env=dict(os.environ, CGSTAT_DYGRAPHS_DIR=missing))
+    err = p.stderr.decode(errors="replace")
+    h.check(err.count("\n") == 1 and missing + "/dygraph.min.js" in err
+            and "libjs-dygraphs" in err and os.path.exists(os.path.join(folder, "report.md"))
+            and not os.path.exists(os.path.join(folder, "report.html")),
+            "dygraphs missing: one line naming the file and the package, report.md written, no "
+            "report.html: %r" % err)
+
+    folder = fresh("own-dygraphs")
+    own = os.path.join(tmp, "own-dygraphs-lib")
+    os.mkdir(own)
+    marker = "/* cgstat-test: this copy of dygraphs */"
+    for name in ("dygraph.min.js", "dygraph.min.css"):
+        with open(os.path.join(DYGRAPHS, name)) as f:
+            text = f.read()
+        with open(os.path.join(own, name), "w") as f:
+            f.write(marker + "\n" + text)
+    h.run_cgstat([args.cgstat, "report", folder], 0, env=dict(os.environ, CGSTAT_DYGRAPHS_DIR=own))
+    with open(os.path.join(folder, "report.html")) as f:
+        html = f.read()
+    h.check(html.count(marker) == 2, "CGSTAT_DYGRAPHS_DIR: the page holds that folder's script "
+            "and style (%d of 2 marks)" % html.count(marker))
+
+    folder = fresh("unwritable")
+    os.mkdir(os.path.join(folder, "report.md"))
+    p = h.run_cgstat([args.cgstat, "report", folder], 1)
+    err = p.stderr.decode(errors="replace")
+    h.check(err.count("\n") == 1 and os.path.join(folder, "report.md") in err
+            and os.path.exists(os.path.join(folder, "report.html")),
+            "report.md cannot be written (a folder there): one line naming it, report.html "
+            "still written: %r" % err)
+
+
 def main():
     args = h.parse_args()
     tmp = tempfile.mkdtemp(prefix="cgstat-report-")
     h.scratch_path(tmp)
     out, usage_ms = real_run(args, tmp)
     check_report(args, out, usage_ms)
+    refusals(args, out, tmp)
     partial(args, out, tmp)
     hostile_label(args, tmp)
     empty = os.path.join(tmp, "empty")

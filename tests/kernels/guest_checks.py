@@ -54,11 +54,10 @@ GUEST_LIMITS = [
     # this host's 6.18, docs/metrics.md: run_delay takes in part of some sleeps)
     (acc, "RUNQ_SLEEPERS", 0.15),
     # conservation against the test's clock, each line's arrival: the lines' lag behind their
-    # snapshot varies by tens of ms here (the reader waits for its CPU's turn), most in the
-    # first interval of the load: +2.5 to +9.5 % there, -1.1 to +2.7 % in the others, +0.6 to
-    # +2.2 % over the run, in 5 runs on 6.1 (2026-12-05)
-    (modes, "CONSERVATION", 0.3),
-    (modes, "CONSERVATION_RUN", 0.07),
+    # snapshots changes by tens of ms here (the reader waits for its CPU's turn), most after
+    # the interval the load started in: up to 44 ms there, 13 ms in the others, 54 ms between
+    # the run's first and last line, in 5 runs on 6.1 (2026-12-05)
+    (modes, "LINE_LAG_MS", 150.0),
 ]
 for module, name, limit in GUEST_LIMITS:
     setattr(module, name, limit)

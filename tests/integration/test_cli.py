@@ -37,8 +37,10 @@ SCHED_WIDTH = SCHED_HEADER.count(",") + 1
 # Every option cgstat has (README's table and the issue's -e, --no-perf, --messages).
 OPTIONS = ["-c", "--cgroup", "-p", "--pid", "-n", "--name", "-i", "--interval", "-d",
            "--duration", "-o", "--output-dir", "-f", "--format", "-e", "--events", "--no-perf",
-           "--messages", "--max-cgroups", "--threads[=N]", "--pool-by", "-q", "--quiet", "-v", "--verbose", "-h", "--help",
-           "-V", "--version"]
+           "--messages", "--max-cgroups", "--listen", "--threads[=N]", "--pool-by", "-q",
+           "--quiet", "-v", "--verbose", "-h", "--help", "-V", "--version"]
+# the first columns of the csv cgstat writes to stdout (docs/metrics.md, "stdout")
+STDOUT_CSV_START = "epochMillis,intervalMillis,container,cpuCores,"
 
 
 def run(argv, env=None):
@@ -134,6 +136,12 @@ def help_and_version(args):
         h.check(got == 0 and not err and not missing,
                 "%s: exit %d, stderr %r, options missing from the help: %s"
                 % (flag, got, err, missing))
+        # an option's continuation lines follow it, before the next option
+        lines = text.splitlines()
+        listen = [i for i, line in enumerate(lines) if "--listen" in line]
+        h.check(listen and "(ADDR default 127.0.0.1" in lines[listen[0] + 1],
+                "%s: --listen's line and its ADDR default line together: %r"
+                % (flag, lines[listen[0]:listen[0] + 2] if listen else None))
     for flag in ("-V", "--version"):
         got, stdout, err = run([args.cgstat, flag])
         words = stdout.decode().split()
@@ -159,6 +167,20 @@ def headers(args):
                        ("sched-stats.csv", SCHED_HEADER)):
         got = first_line(os.path.join(cgstat.out_dir, name))
         h.check(got == want, "%s header: %r" % (name, got))
+    h.check(cgstat.stdout_text() == "", "-q: nothing on stdout (%d bytes)"
+            % len(cgstat.stdout_text()))
+
+    # neither -q nor -f, stdout a pipe: csv, a header and a row of the cgroup an interval
+    with h.scratch_cgroup("pipe-default") as cg:
+        cgstat = h.Cgstat(args.cgstat, ["-d", "1", "-i", "0.5", "-c", "w=" + cg],
+                          stamp_lines=True)
+        cgstat.proc.wait(30)
+        cgstat.stop()
+    lines = cgstat.stdout_text().splitlines()
+    h.check(len(lines) >= 3 and lines[0].startswith(STDOUT_CSV_START)
+            and all(line.split(",")[2] == "w" for line in lines[1:]),
+            "stdout a pipe: csv by default, its header and a row of w an interval: %r"
+            % lines[:3])
 
 
 def cpu_cores(args):

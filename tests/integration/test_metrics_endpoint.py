@@ -13,6 +13,7 @@
   listener.c, and a scraper from another address is still served meanwhile;
 - a port in use is one line on stderr and exit 1, before anything is loaded."""
 
+import contextlib
 import json
 import os
 import re
@@ -27,9 +28,10 @@ INTERVAL_S = 0.5
 REPO = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 
 
-def scrape(port, openmetrics=False, source="127.0.0.1", timeout=5):
-    """(status, content type, text) of GET /metrics, from source (a loopback address)."""
-    conn = socket.create_connection(("127.0.0.1", port), timeout, (source, 0))
+def scrape(port, openmetrics=False, source="127.0.0.1", timeout=5, host="127.0.0.1"):
+    """(status, content type, text) of GET /metrics at host, from source (an address of this
+    machine)."""
+    conn = socket.create_connection((host, port), timeout, (source, 0))
     accept = ("application/openmetrics-text; version=1.0.0,text/plain;q=0.5" if openmetrics
               else "text/plain")
     conn.sendall(("GET /metrics HTTP/1.1\r\nHost: x\r\nAccept: %s\r\nConnection: close\r\n\r\n"
@@ -278,9 +280,70 @@ def hostile_clients(args):
             "%d KiB (+%d KiB, limit 8 MiB)" % (rss_before, rss_during, rss_during - rss_before))
 
 
+def global_ipv4():
+    """An IPv4 address of this machine that is not loopback, or None."""
+    out = subprocess.run(["ip", "-4", "-o", "addr", "show", "scope", "global"],
+                         stdout=subprocess.PIPE, text=True).stdout.split()
+    return out[out.index("inet") + 1].split("/")[0] if "inet" in out else None
+
+
+def wait_served(port, host, timeout=20):
+    """GET /metrics at host:port once cgstat serves its first interval there (cgstat_up 1):
+    (status, text); raise if it does not within timeout seconds."""
+    deadline = time.monotonic() + timeout
+    status, text = None, ""
+    while "\ncgstat_up 1\n" not in text:
+        if time.monotonic() > deadline:
+            raise RuntimeError("%s:%d: no cgstat_up 1 in %d s (status %s)"
+                               % (host, port, timeout, status))
+        time.sleep(0.05)
+        with contextlib.suppress(OSError):
+            status, _, text = scrape(port, source=host, host=host)
+    return status, text
+
+
+def addresses(args):
+    """--listen ADDR:PORT on every address (0.0.0.0: reached at this machine's own address),
+    on IPv6's loopback ([::1]:PORT), and by default on 127.0.0.1 alone: the machine's address
+    refused."""
+    outside = global_ipv4()
+    if outside is None:
+        h.skip("--listen 0.0.0.0: this machine has no address beside loopback")
+    else:
+        port = h.free_port()
+        cgstat = h.Cgstat(args.cgstat, ["-q", "-i", "0.5", "--listen", "0.0.0.0:%d" % port])
+        status, text = wait_served(port, outside)
+        cgstat.stop()
+        h.check(status == 200 and "\ncgstat_up 1\n" in text,
+                "--listen 0.0.0.0:PORT: served at %s (status %d)" % (outside, status))
+    try:
+        socket.socket(socket.AF_INET6).bind(("::1", 0))
+    except OSError as e:
+        h.skip("--listen [::1]:PORT: no IPv6 loopback here (%s)" % e)
+    else:
+        port = h.free_port()
+        cgstat = h.Cgstat(args.cgstat, ["-q", "-i", "0.5", "--listen", "[::1]:%d" % port])
+        status, text = wait_served(port, "::1")
+        cgstat.stop()
+        h.check(status == 200 and "\ncgstat_up 1\n" in text,
+                "--listen [::1]:PORT: served on IPv6's loopback (status %d)" % status)
+    if outside is not None:
+        port = h.free_port()
+        cgstat = h.Cgstat(args.cgstat, ["-q", "-i", "0.5", "--listen", str(port)])
+        wait_served(port, "127.0.0.1")
+        try:
+            scrape(port, source=outside, host=outside)
+            refused = False
+        except ConnectionRefusedError:
+            refused = True
+        cgstat.stop()
+        h.check(refused, "--listen PORT: 127.0.0.1 alone, %s:%d refused" % (outside, port))
+
+
 def main():
     args = h.parse_args()
     port_in_use(args)
+    addresses(args)
     accuracy_and_formats(args)
     hostile_clients(args)
     h.done()

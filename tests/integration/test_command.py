@@ -26,6 +26,10 @@ import harness as h
 AFTER_READING_MS = 5.0
 
 CPU_STAT = h.CPU_STAT_OF_SELF
+# the voluntary switches of the shell and cat beside the workload in exit_code(): the shell's
+# waits for its two children, cat's reads and exit: 8 to 9 in 5 runs here (2026-12-05), about
+# three times that
+SHELL_AND_CAT = 27
 
 
 @contextlib.contextmanager
@@ -75,11 +79,16 @@ def exit_code(args, tmp, mount):
     the command's figures those of its cgroup, the cgroups removed."""
     out = os.path.join(tmp, "exit3")
     usage_file = os.path.join(tmp, "exit3.usage")
+    report_file = os.path.join(tmp, "exit3.report")
     before = made_cgroups(mount)
+    started = time.monotonic()
     with h.scratch_cgroup("beside") as cg:
         code, _, err = run(args, ["-c", "beside=" + cg],
-                           ["sh", "-c", "%s steady 1.5 2 >/dev/null; %s > %s; exit 3"
-                            % (args.workload, CPU_STAT, usage_file)], out, 3)
+                           ["sh", "-c", "%s steady 1.5 2 > %s; %s > %s; exit 3"
+                            % (args.workload, report_file, CPU_STAT, usage_file)], out, 3)
+    took = time.monotonic() - started
+    with open(report_file, "rb") as f:
+        report = h.parse_report(f.read(), time.monotonic_ns())
     usage = h.cpu_stat_usage_ms(usage_file)
     got = check_on_cpu("exit 3", out, "sh", usage)
     summary = h.summary_of(out)
@@ -97,7 +106,35 @@ def exit_code(args, tmp, mount):
                      below=0.5 * seconds, below_why="the rounding")
     h.check(made_cgroups(mount) == before, "exit 3: cgstat's cgroups removed (left: %s)"
             % sorted(made_cgroups(mount) - before))
+    check_brief_rest(err, "sh", seconds, took, report)
     return got
+
+
+def check_brief_rest(err, label, seconds, took, report):
+    """The brief summary's line beyond its cores: the run's length within the test's own clock
+    around cgstat; the voluntary switches a second times that length against the workload's
+    (the kernel's final counts) and the shell's and cat's beside it; nothing blocked."""
+    line = re.search(r"^cgstat: '%s': [0-9.]+ cores over .*$" % re.escape(label), err, re.M)
+    m = re.search(r" over ([0-9.]+) s; of its tasks' time: run queue ([0-9.]+) %, off-CPU "
+                  r"sleeping ([0-9.]+) %, blocked ([0-9.]+) %; switches/s: ([0-9.]+) "
+                  r"voluntary, ([0-9.]+) involuntary", line.group(0) if line else "")
+    h.check(m is not None, "exit 3: the brief line's figures: %r" % (line and line.group(0)))
+    if not m:
+        return
+    over, _, _, blocked, vcsw_rate, _ = (float(x) for x in m.groups())
+    h.check(abs(over - seconds) <= 0.05 and over <= took,
+            "exit 3: 'over %.1f s': the run's %.3f s, within the %.3f s the test saw cgstat run"
+            % (over, seconds, took))
+    want, least, most = h.final_counts(report)["voluntary"][:3]
+    got = vcsw_rate * seconds
+    # the rate is printed to the unit's decimals: half of the last one, over the run; the shell
+    # waits for the workload and for cat, and cat reads and exits: a few more
+    rounding = 0.05 * seconds
+    h.check(want + least - rounding <= got <= want + most + SHELL_AND_CAT + rounding,
+            "exit 3: voluntary switches/s %.1f x %.3f s = %.1f against the workload's %d "
+            "(+%d to +%d after its reading) and up to %d of the shell and cat"
+            % (vcsw_rate, seconds, got, want, least, most, SHELL_AND_CAT))
+    h.check(blocked == 0, "exit 3: blocked %.1f %% (the workload never waits in D)" % blocked)
 
 
 def killed(args, tmp, mount):

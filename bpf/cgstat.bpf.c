@@ -1745,7 +1745,6 @@ static __always_inline void faults_to_run(const struct cpu_run *run, struct swit
 		for_each_slot(&run->slots, slot_faulted, &w);
 }
 
-/* Record next as the task this CPU counts on CPU, in the slots of next_ts (NULL: none). */
 /*
  * What the record's task ran since its thread mark (its switch-in, or the last snapshot) up to
  * left, less what was stolen from it meanwhile (stolen: since its switch-in).
@@ -1758,6 +1757,21 @@ static __always_inline __u64 thread_ran(const struct cpu_run *run, __u64 left, _
 	return ran > stolen ? ran - stolen : 0;
 }
 
+/*
+ * The same for a task whose switch-in the kernel did not report (r: the repair's bounds): its
+ * time in this CPU's interval so far, and what it ran from when it came up to left.
+ */
+static __always_inline __u64 thread_ran_unseen(const struct cpu_run *run,
+					       const struct task_state *ts, const struct repair *r,
+					       __u64 left)
+{
+	__u64 had = ts->thread_gen == run->thread_gen ? ts->thread_on_ns : 0;
+	__u64 came = r->came > run->thread_mark ? r->came : run->thread_mark;
+
+	return had + (left > came ? left - came : 0);
+}
+
+/* Record next as the task this CPU counts on CPU, in the slots of next_ts (NULL: none). */
 static __always_inline void run_record(struct cpu_run *run, struct task_struct *next,
 				       const struct task_state *next_ts, __u64 now, __u64 untasked)
 {
@@ -1901,10 +1915,16 @@ int BPF_PROG(cg_sched_switch, bool preempt, struct task_struct *prev, struct tas
 	 * prev's on-CPU time in the interval: what it had at its switch-in (or the snapshot) and
 	 * what it ran here since, less what was stolen meanwhile, as its slots count it. Of the
 	 * interval this CPU last marked: where a snapshot has begun and not yet reached this CPU,
-	 * that is still the one ending, and the time counts there.
+	 * that is still the one ending, and the time counts there. Where its switch-in went
+	 * unreported, what its task_state had and the stretch the repair counts it on CPU for,
+	 * from when it came (never before this CPU's mark: the snapshot took what was before).
 	 */
-	if (prev_ts && !repaired) {
-		out->thread_on_ns = run->thread_on_ns + thread_ran(run, out->left, stolen.lost);
+	if (prev_ts) {
+		if (repaired)
+			out->thread_on_ns = thread_ran_unseen(run, prev_ts, &repair, out->left);
+		else
+			out->thread_on_ns =
+				run->thread_on_ns + thread_ran(run, out->left, stolen.lost);
 		out->task = (__u64)prev;
 		out->tid = prev->pid;
 		prev_ts->thread_on_ns = out->thread_on_ns;

@@ -38,6 +38,16 @@ _skipped = 0
 # "How exact").
 ONCPU = 0.008
 
+# How much the lag of a line (JSON or CSV on stdout) behind the snapshot it reports changes from
+# one line to the next, for a reader at SCHED_FIFO (realtime()): the drain and the write. Most
+# after the interval in which a load started (its drain meets the new threads): up to 0.4 ms
+# in 10 idle runs here, 1.7 ms in CI (2026-12-05). About three times the most seen.
+LINE_LAG_MS = 5.0
+
+USER_HZ = os.sysconf("SC_CLK_TCK")
+# /proc/stat's CPU fields, in order after the line's name
+PROC_STAT_FIELDS = ("user", "nice", "system", "idle", "iowait", "irq", "softirq", "steal")
+
 
 def kernel_tick_ms():
     """The kernel's tick (CONFIG_HZ of the running kernel's config: /proc/config.gz, else
@@ -447,10 +457,15 @@ class Cgstat:
     """cgstat running in the background, started with -v so that the test knows when it has
     attached, stdout captured to a file."""
 
-    def __init__(self, binary, args, out_dir=None, stamp_lines=False, env=None):
+    def __init__(self, binary, args, out_dir=None, stamp_lines=False, env=None, sample=None):
         """stamp_lines: read stdout as it comes, at real-time priority, and note in
         line_times when each line arrived (time.monotonic()): the test's own clock of each
-        interval's end."""
+        interval's end. sample (implies stamp_lines): a function called as each line arrives,
+        its results in line_samples, one per line: the test's own reading of the kernel at
+        the interval's end."""
+        stamp_lines = stamp_lines or sample is not None
+        self.sample = sample
+        self.line_samples = []
         self.out_dir = out_dir or scratch_path(tempfile.mkdtemp(prefix="cgstat-out-"))
         fd, self.stdout_path = tempfile.mkstemp(prefix="cgstat-stdout-")
         os.close(fd)
@@ -488,6 +503,8 @@ class Cgstat:
         realtime()
         for raw in self.proc.stdout:
             self.line_times.append(time.monotonic())
+            if self.sample:
+                self.line_samples.append(self.sample())
             self.stdout.write(raw)
         self.stdout.flush()
 
@@ -897,3 +914,28 @@ def read_pressure(path):
             kind, *fields = line.split()
             out[kind] = int(dict(x.split("=") for x in fields)["total"]) / 1000.0
     return out
+
+
+
+def proc_stat_ns(cpu=None):
+    """/proc/stat's time fields in ns for one CPU (cpu N's line) or, with cpu None, summed
+    over CPUs (the first line). Each is kept in whole USER_HZ ticks: a reading is up to one
+    tick (1e9 / USER_HZ ns) low."""
+    name = "cpu" if cpu is None else "cpu%d" % cpu
+    with open("/proc/stat") as f:
+        for line in f:
+            fields = line.split()
+            if fields[0] == name:
+                return {k: int(v) * 1e9 / USER_HZ for k, v in zip(PROC_STAT_FIELDS, fields[1:])}
+    raise KeyError(name)
+
+
+def schedstat(tid):
+    """A thread's /proc/TID/schedstat: (sum_exec_runtime ns, run_delay ns, pcount), or None
+    once it is gone."""
+    try:
+        with open("/proc/%d/schedstat" % int(tid)) as f:
+            exec_ns, delay_ns, pcount = (int(x) for x in f.read().split())
+    except (FileNotFoundError, ProcessLookupError):
+        return None
+    return exec_ns, delay_ns, pcount

@@ -14,13 +14,10 @@ import harness as h
 # Every state of every thread adds up to the interval: a transition moves time between states
 # and the snapshot folds in every in-flight part at one time, the interval's end. The reference
 # is the test's own clock, each line's arrival at a reader at SCHED_FIFO, which lags the
-# snapshot by the drain and the write. That lag changes from line to line, most after the
-# interval in which the workload started (its drain meets the new threads): by up to 0.4 ms in
-# 10 idle runs here and 1.7 ms in CI (2026-12-05), which 5 threads turn into 5 times as much.
-# So an interval, and the run (whose ends are two lines), may differ from 5 × its length by 5 ×
-# LINE_LAG_MS, about three times the most seen; and by CONSERVATION beyond, the outputs'
-# rounding to the microsecond.
-LINE_LAG_MS = 5.0
+# snapshot by the drain and the write (harness.LINE_LAG_MS), 5 threads turning a change in it
+# into 5 times as much. So an interval, and the run (whose ends are two lines), may differ from
+# 5 × its length by 5 × LINE_LAG_MS; and by CONSERVATION beyond, the outputs' rounding to the
+# microsecond.
 CONSERVATION = 0.0001
 
 
@@ -185,12 +182,12 @@ def conservation(args):
                      "test's clock"
                      % (epoch, cur["onCpuMillis"], cur["stolenMillis"], cur["runqWaitMillis"],
                         cur["offCpuSleepMillis"], cur["offCpuBlockedMillis"], ms),
-                     total, 5 * ms, CONSERVATION, tail=5 * LINE_LAG_MS, why=LAG_WHY,
-                     below=5 * LINE_LAG_MS, below_why=LAG_WHY)
+                     total, 5 * ms, CONSERVATION, tail=5 * h.LINE_LAG_MS, why=LAG_WHY,
+                     below=5 * h.LINE_LAG_MS, below_why=LAG_WHY)
     h.check(inside >= 3, "conservation: %d intervals lie inside the 3 s run (at least 3)"
             % inside)
     h.check_time("conservation: the %d intervals together" % inside, all_states, all_lives,
-                 CONSERVATION, tail=5 * LINE_LAG_MS, why=LAG_WHY, below=5 * LINE_LAG_MS,
+                 CONSERVATION, tail=5 * h.LINE_LAG_MS, why=LAG_WHY, below=5 * h.LINE_LAG_MS,
                  below_why=LAG_WHY)
 
 

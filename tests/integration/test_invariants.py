@@ -33,14 +33,17 @@ CAPACITY_SHARE = 0.01
 # up to one unit low, so a difference of two readings is within one unit either way.
 PROC_STAT_RESOLUTION_NS = 1e9 / USER_HZ
 INTERVALS = 6
-# One interval of the root against every thread's schedstat: the test reads some hundred files
-# as a line arrives, after cgstat's snapshot, and a thread's runtime moves between adjacent
-# intervals when that gap straddles its stretch (−1.09 % then +1.08 % once in CI; −1.66 % then
-# +2.30 % once, sanitizer build, whose drain is slower). So an interval beyond the limit passes
-# only if the adjacent one mirrors it: the two together within the limit of one interval, time
-# that moved between them and no more. A task left counted on CPU has no mirror. Over the run,
-# CAPACITY_SHARE / 2.
-ROOT_INTERVAL_SHARE = 0.02
+# One interval of the root against every thread's schedstat. The two sides' edges differ:
+# cgstat snapshots at epochMillis, the test reads some hundred files from when the line arrives
+# (the drain and the write later) to the end of its sweep. A thread's time in that window counts
+# in the interval ending for the test and in the next for cgstat; and a running thread's
+# sum_exec_runtime is up to a tick stale. Both measured at each edge: what can move is at most
+# every CPU busy over (the line's lag + the sweep + a tick), at each of the interval's two edges
+# (root-idle here: lag 1.4 to 2.0 ms, sweep 3.6 to 5.1 ms, intervals within ±3.9 ms of 2,000;
+# in CI once −2.08 % then +3.98 % of capacity, time that moved across one edge). Beyond that,
+# ROOT_INTERVAL_SHARE for the outputs' rounding and what the edges' bound leaves out. Over the
+# run, CAPACITY_SHARE / 2.
+ROOT_INTERVAL_SHARE = 0.002
 # The intervals cgstat states (intervalMillis, which the per-interval checks scale the test's
 # window to) against the test's own clock from its first reading to its last. Both ends are
 # read as a line arrives, and a line is late by cgstat's drain and by any stall of the VM (steal)
@@ -182,65 +185,70 @@ def check_interval_clock(name, got):
             % (name, len(lines), stated_ms, span_ns / 1e6, INTERVAL_CLOCK_MS))
 
 
+def edge_reading():
+    """What the test reads at an interval's edge, as the line arrives: when (monotonic and wall
+    clock), the forks so far, every thread's sum_exec_runtime, and how long that sweep took."""
+    start, wall = time.monotonic(), time.time()
+    made = forks()
+    exec_ns = all_task_exec_ns()
+    return dict(t=start, wall_ms=wall * 1000, forks=made, exec_ns=exec_ns,
+                sweep_ms=(time.monotonic() - start) * 1000)
+
+
 def root_equals_schedstat(args, name, cpus, intervals=INTERVALS):
     """The v2 root watched: every task counts, kernel threads too, as schedstat says."""
     seconds = intervals + 4
     with h.scratch_cgroup(name) as cg:
         runs = load(args, cg, cpus, seconds)
         h.wait_threads(cg, 3 * len(cpus))
-        got = h.run_lines(args, ["-c", "root=" + h.v2_mount()],
-                          lambda: (time.monotonic(), forks(), all_task_exec_ns()),
-                          intervals + 1)
+        got = h.run_lines(args, ["-c", "root=" + h.v2_mount()], edge_reading, intervals + 1)
         for w in runs:
             w.wait()
     kthreads = kernel_threads()
+    tick_ms = h.kernel_tick_ms()
+
+    def edge_ms(line, reading):
+        # every CPU busy from the snapshot to the sweep's end, and a tick of staleness
+        return NCPU * (max(reading["wall_ms"] - line["epochMillis"], 0) + reading["sweep_ms"]
+                       + tick_ms)
+
     compared = 0
     sum_got = sum_kernel = sum_capacity = 0.0
-    # per interval: (what the check says, cgstat - schedstat in ns, capacity in ns), or None
-    # where it had no reference
-    rows = []
-    for (_, (t0, f0, before)), (line, (t1, f1, after)) in zip(got, got[1:]):
-        if f1 != f0:
+    worst_shift = 0.0
+    for (prev, before), (line, after) in zip(got, got[1:]):
+        if after["forks"] != before["forks"]:
             # a thread made and gone between two readings is in cgstat's figure and in no
             # reading: such an interval has no reference
-            rows.append(None)
             continue
         compared += 1
         interval_ns = line["intervalMillis"] * 1e6
         # the threads' time over the test's own window, scaled to cgstat's interval
-        scale = interval_ns / ((t1 - t0) * 1e9)
-        kernel_ns = scale * sum(v - before.get(tid, 0) for tid, v in after.items())
-        kthread_ns = scale * sum(v - before.get(tid, 0) for tid, v in after.items()
-                                 if tid in kthreads)
-        gone = len(set(before) - set(after))
+        scale = interval_ns / ((after["t"] - before["t"]) * 1e9)
+        moved = {tid: v - before["exec_ns"].get(tid, 0) for tid, v in after["exec_ns"].items()}
+        kernel_ns = scale * sum(moved.values())
+        kthread_ns = scale * sum(v for tid, v in moved.items() if tid in kthreads)
+        gone = len(set(before["exec_ns"]) - set(after["exec_ns"]))
         got_ns = line["containers"]["root"]["onCpuMillis"] * 1e6
         sum_got += got_ns
         sum_kernel += kernel_ns
-        sum_capacity += NCPU * interval_ns
-        rows.append(("%s: root on-CPU %.3f ms, schedstat of every thread %.3f ms (kernel threads "
-                     "%.3f ms, %d threads gone)" % (name, got_ns / 1e6, kernel_ns / 1e6,
-                                                    kthread_ns / 1e6, gone),
-                     got_ns - kernel_ns, NCPU * interval_ns))
-    for i, row in enumerate(rows):
-        if row is None:
-            continue
-        text, diff, capacity = row
-        error = diff / capacity
-        verdict = "limit %.1f%%" % (100 * ROOT_INTERVAL_SHARE)
-        ok = abs(error) <= ROOT_INTERVAL_SHARE
-        if not ok:
-            pairs = [(j, (diff + rows[j][1]) / capacity) for j in (i - 1, i + 1)
-                     if 0 <= j < len(rows) and rows[j] is not None]
-            if pairs:
-                j, joint = min(pairs, key=lambda p: abs(p[1]))
-                ok = abs(joint) <= ROOT_INTERVAL_SHARE
-                verdict += "; together with the interval %s: %+.2f%%, limit %.1f%%" % (
-                    "before" if j < i else "after", 100 * joint, 100 * ROOT_INTERVAL_SHARE)
-        h.check(ok, "%s: %+.2f%% of capacity (%s)" % (text, 100 * error, verdict))
+        capacity_ns = NCPU * interval_ns
+        sum_capacity += capacity_ns
+        shift_ms = edge_ms(prev, before) + edge_ms(line, after)
+        error = (got_ns - kernel_ns) / capacity_ns
+        worst_shift = max(worst_shift, abs(got_ns - kernel_ns) / 1e6 / shift_ms)
+        h.check(abs(got_ns - kernel_ns) <= ROOT_INTERVAL_SHARE * capacity_ns + shift_ms * 1e6,
+                "%s: root on-CPU %.3f ms, schedstat of every thread %.3f ms (kernel threads "
+                "%.3f ms, %d threads gone): %+.3f ms, %+.2f%% of capacity (limit %.1f%% and "
+                "%.1f ms the edges can move: lags %.1f and %.1f ms, sweeps %.1f and %.1f ms)"
+                % (name, got_ns / 1e6, kernel_ns / 1e6, kthread_ns / 1e6, gone,
+                   (got_ns - kernel_ns) / 1e6, 100 * error, 100 * ROOT_INTERVAL_SHARE, shift_ms,
+                   before["wall_ms"] - prev["epochMillis"], after["wall_ms"] - line["epochMillis"],
+                   before["sweep_ms"], after["sweep_ms"]))
     h.check(compared >= (len(got) - 1) // 2,
-            "%s: %d of %d intervals had no thread made in them, and were compared"
-            % (name, compared, len(got) - 1))
-    check_interval_clock(name, got)
+            "%s: %d of %d intervals had no thread made in them, and were compared (the worst "
+            "used %.0f %% of its edges' bound)"
+            % (name, compared, len(got) - 1, 100 * worst_shift))
+    check_interval_clock(name, [(line, (r["t"],)) for line, r in got])
     error = (sum_got - sum_kernel) / max(sum_capacity, 1)
     h.check(abs(error) <= CAPACITY_SHARE / 2,
             "%s: over the %d intervals compared, root on-CPU %.3f ms, schedstat %.3f ms: %+.3f%% "

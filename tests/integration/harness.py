@@ -475,6 +475,7 @@ class Cgstat:
         self.started = time.monotonic()
         self.attached_at = self.stop_sent = self.exited = None
         self.line_times = []
+        self.lines = []  # stdout's lines as they came (stamp_lines)
         self.what = command_text(["cgstat"] + list(args))
         self.proc = subprocess.Popen([binary, "-v", "-o", self.out_dir] + list(args),
                                      stdout=subprocess.PIPE if stamp_lines else self.stdout,
@@ -506,6 +507,7 @@ class Cgstat:
             if self.sample:
                 self.line_samples.append(self.sample())
             self.stdout.write(raw)
+            self.lines.append(raw.decode(errors="replace"))
         self.stdout.flush()
 
     def wait_lines(self, n, timeout=20):

@@ -151,12 +151,10 @@ def accuracy_and_formats(args):
             "OpenMetrics when Accept asks for it: %d, %s, ends with # EOF" % (om_status, om_type))
     h.check(other == 200, "GET /: %d" % other)
 
-    # the JSON stream went on beside the endpoint: its sum is the counter's
+    # the JSON stream went on beside the endpoint, as exact against cpu.stat
     lines = h.read_json_lines(cgstat.stdout_path)
     stream_ms = sum(line["containers"].get("load", {}).get("onCpuMillis", 0) for line in lines)
-    h.check(abs(stream_ms - cpu_s * 1000) <= 0.001 * max(stream_ms, 1),
-            "the stdout stream ran beside it: its on-CPU sum %.3f ms, the counter's %.3f ms"
-            % (stream_ms, cpu_s * 1000))
+    h.check_cpu_stat("the stdout stream beside it: its on-CPU sum", stream_ms, usage_ms, [report])
     # each sample is stamped with the end of the interval its value is of: an interval the
     # stream wrote, the one after which the sums stood at the counter's value; cgstat_up, of
     # the scrape's own time, is not stamped

@@ -18,6 +18,7 @@ pane captured as it is redrawn.
 - A crash (SIGSEGV): the terminal is given back (echo and canonical mode on, alternate screen
   off) before cgstat dies of it."""
 
+import contextlib
 import os
 import re
 import subprocess
@@ -107,9 +108,10 @@ class Screen:
         h.tmux("kill-session", "-t", self.session, check=False)
 
 
-def header_index(screen, title):
-    lines = screen.lines()
-    return lines[3].split().index(title) if len(lines) > 3 and title in lines[3] else None
+def header_index(lines, title):
+    """The column of title in a screen's header line, or None."""
+    header = lines[3].split() if len(lines) > 3 else []
+    return header.index(title) if title in header else None
 
 
 def readme_first_command(args, tmp):
@@ -174,9 +176,9 @@ def sorting_and_shapes(args, tmp):
             seen = screen.frame(both, timeout=10)
             lines = screen.frame(lambda ls: both(ls) and ls[0] != seen[0], timeout=10)
             first = [ln.split()[0] for ln in lines[4:6]]
-            sleep_col = header_index(screen, "SLEEP%")
-            block_col = header_index(screen, "BLOCK%")
-            verdict_col = header_index(screen, "VERDICT")
+            sleep_col = header_index(lines, "SLEEP%")
+            block_col = header_index(lines, "BLOCK%")
+            verdict_col = header_index(lines, "VERDICT")
             w_row, v_row = screen.row("w", lines), screen.row("v", lines)
             screen.key("b")
             # the key redraws at once, with the new order named in the title
@@ -184,6 +186,12 @@ def sorting_and_shapes(args, tmp):
                                  and screen.title(ls).group(4) == "blocked share")
             by_blocked = [ln.split()[0] for ln in lines[4:6]]
             sorted_by = screen.title(lines).group(4) if screen.title(lines) else None
+            # every other key: its order named in the title, the rows in it at once
+            by_key = {}
+            for key, name in (("r", "run-queue share"), ("s", "switches/s"), ("c", "cores")):
+                screen.key(key)
+                by_key[key] = screen.frame(lambda ls: screen.title(ls) is not None
+                                           and screen.title(ls).group(4) == name)
             screen.key("q")
             screen.exit_status()
         finally:
@@ -192,6 +200,21 @@ def sorting_and_shapes(args, tmp):
             vfork.wait()
     h.check(first == ["w", "v"] and by_blocked == ["v", "w"] and sorted_by == "blocked share",
             "by cores w then v: %s; after b, by %s: %s" % (first, sorted_by, by_blocked))
+    # r: w's two spinners wait for each other half the time, v's parent hardly waits; s: by
+    # voluntary and involuntary switches a second together, as the rows show them; c: by cores
+    runq_order = [ln.split()[0] for ln in by_key["r"][4:6]]
+    h.check(screen.title(by_key["r"]) is not None and runq_order == ["w", "v"],
+            "after r, by run-queue share: %s" % runq_order)
+    vcsw_col = header_index(by_key["s"], "VCSW/s")
+    ivcsw_col = header_index(by_key["s"], "IVCSW/s")
+    switches = [(ln.split()[0], float(ln.split()[vcsw_col]) + float(ln.split()[ivcsw_col]))
+                for ln in by_key["s"][4:6] if vcsw_col and ivcsw_col and ln.strip()]
+    h.check(screen.title(by_key["s"]) is not None and len(switches) == 2
+            and switches[0][1] >= switches[1][1],
+            "after s, by switches a second, largest first: %s" % switches)
+    cores_order = [ln.split()[0] for ln in by_key["c"][4:6]]
+    h.check(screen.title(by_key["c"]) is not None and cores_order == ["w", "v"],
+            "after c, by cores again: %s" % cores_order)
     w_sleep = float(w_row[sleep_col]) if w_row and sleep_col else -1
     v_block = float(v_row[block_col]) if v_row and block_col else -1
     h.check(33.0 <= w_sleep <= 33.7, "w (2 spinning threads, the main one asleep): SLEEP%% %.1f,"
@@ -222,6 +245,10 @@ def threads_view(args, tmp):
             # the threads view comes at the next interval, painted whole (see lines())
             lines = screen.frame(lambda ls: ls and " threads  sorted by " in ls[0] and len(
                 [ln for ln in ls[4:] if ln.startswith("w/workload:")]) == 2)
+            # and t again: the containers, at the next interval
+            screen.key("t")
+            back = screen.frame(lambda ls: ls and " 1 containers  sorted by " in ls[0]
+                                and screen.row("w", ls) is not None)
             screen.key("q")
             screen.exit_status()
         finally:
@@ -234,6 +261,9 @@ def threads_view(args, tmp):
         cores_col = lines[3].split().index("CORES")
     cores = [float(r[cores_col]) for r in rows if cores_col is not None]
     h.check(" 2 threads " in title and "t: threads" in title, "threads view title: %r" % title)
+    h.check(back and " 1 containers " in back[0] and screen.row("w", back) is not None
+            and not any(ln.startswith("w/") for ln in back[4:]),
+            "t again: the container w, no thread rows: %r" % (back[:6] if back else None))
     # one CPU shared by two spinners: equal halves of what it gave them (others may take some);
     # the kernel's runtime of the one on CPU at the drain is as of its last tick, so an
     # interval can hold up to a tick of the one before (1.008 cores once in CI)
@@ -265,6 +295,34 @@ def narrow(args, tmp):
             and lines[3].split()[:2] == ["CONTAINER", "CORES"],
             "60 columns: every line cut to 60, the label shortened (%r), the row not wrapped: %r"
             % (rows[0].split()[0] if rows else None, lines[:6]))
+
+
+def more_rows_than_lines(args, tmp):
+    """Six containers on a screen of 8 lines: the 4 below the header show 3 rows and "... 3
+    more"; on 30 columns the label keeps 12 characters (it is shortened to fit before the
+    figures are cut, never below 12)."""
+    work = os.path.join(tmp, "more")
+    os.mkdir(work)
+    with contextlib.ExitStack() as stack:
+        cgs = [stack.enter_context(h.scratch_cgroup("live-more-%d" % i)) for i in range(6)]
+        argv = ["-i", "0.5"]
+        for i, cg in enumerate(cgs):
+            argv += ["-c", "c%d-with-a-long-label=%s" % (i, cg)]
+        screen = Screen(args, work, argv, 30, 8)
+        try:
+            h.check(screen.wait_title(), "more rows than lines: the title shows")
+            lines = screen.frame(lambda ls: len(ls) >= 8 and ls[7].startswith("..."), timeout=10)
+            screen.key("q")
+            screen.exit_status()
+        finally:
+            screen.close()
+    rows = [ln for ln in lines[4:7] if ln.strip()]
+    h.check(len(lines) == 8 and lines[7].strip() == "... 3 more" and len(rows) == 3,
+            "6 containers in 4 lines: 3 rows and '... 3 more': %r" % lines)
+    labels = [ln.split()[0] for ln in rows]
+    h.check(all(len(lb) == 12 and lb.startswith("c") for lb in labels)
+            and lines[3].startswith("CONTAINER   "),
+            "30 columns: labels of 12 characters, the floor: %s, header %r" % (labels, lines[3]))
 
 
 def cpu_seconds(pid):
@@ -323,6 +381,7 @@ def main():
     sorting_and_shapes(args, tmp)
     threads_view(args, tmp)
     narrow(args, tmp)
+    more_rows_than_lines(args, tmp)
     stdin_not_terminal(args, tmp)
     crash(args, tmp)
     h.done()

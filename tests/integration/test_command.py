@@ -16,6 +16,7 @@ import contextlib
 import os
 import re
 import signal
+import subprocess
 import tempfile
 import time
 
@@ -290,6 +291,47 @@ def not_runnable(args, tmp, mount):
                 "%s: no output folder, no cgroup made" % command[0])
 
 
+def cgstat_fails(args, tmp, mount):
+    """cgstat's own failure gives exit 1 whatever the command does. Before the start (a FIFO
+    where a CSV file goes): one line, the command never runs, nothing is left. During the run
+    (the output folder's file system fills up): the error said, the command still running moved
+    out to the root and left running, as after a second signal, the cgroups removed."""
+    before = made_cgroups(mount)
+    out = os.path.join(tmp, "fifo-out")
+    os.mkdir(out)
+    os.mkfifo(os.path.join(out, "sched-stats.csv"))
+    ran = os.path.join(tmp, "fifo-ran")
+    code, _, err = run(args, [], ["sh", "-c", "touch %s" % ran], out, 1)
+    h.check(code == 1 and "not a regular file" in err and not os.path.exists(ran)
+            and made_cgroups(mount) == before,
+            "a FIFO in the output folder: exit %d (want 1), said (%r), the command not run, no "
+            "cgroup left" % (code, err[-200:]))
+
+    full = os.path.join(tmp, "full")
+    os.mkdir(full)
+    # room for the files' first pages and little more: the first intervals fill it
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=28k", "tmpfs", full], check=True)
+    pid_file = os.path.join(tmp, "full.pid")
+    try:
+        code, _, err = run(args, ["-i", "0.1", "-c", "root=" + mount],
+                           # its own output elsewhere: it outlives cgstat, and holds no pipe
+                           ["sh", "-c", "echo $$ > %s; exec sleep 60 > /dev/null 2>&1"
+                            % pid_file],
+                           os.path.join(full, "out"), 1)
+        with command_pid(pid_file) as pid:
+            with open("/proc/%d/cgroup" % pid) as f:
+                cgroup = f.read()
+            h.check(code == 1 and "No space left on device" in err
+                    and re.search(r"still runs?; moved to cgroup '/'", err)
+                    and "0::/\n" in cgroup
+                    and made_cgroups(mount) == before,
+                    "the output's file system full: exit %d (want 1), said, the command (in "
+                    "%r) moved out and running, no cgroup left: %r" % (code, cgroup.strip(),
+                                                                   err[-300:]))
+    finally:
+        subprocess.run(["umount", full], check=False)
+
+
 def main():
     args = h.parse_args()
     mount = h.v2_mount()
@@ -305,6 +347,7 @@ def main():
     second_signal(args, tmp, mount)
     cgstat_killed(args, tmp, mount)
     sudo_user(args, tmp, mount)
+    cgstat_fails(args, tmp, mount)
     h.done()
 
 

@@ -258,6 +258,7 @@ static const char *const outputs[] = {
 	"stream.csv",	       "stream.json",	   "stream.table",
 	"container-stats.csv", "sched-stats.csv",  "perf-stat.csv",
 	"host-io.csv",	       "cgroup-stats.csv", "container-summary.json",
+	"pool-stats.csv",      "thread-stats.csv",
 };
 #define NR_FORMATS ARRAY_SIZE(formats)
 
@@ -283,7 +284,8 @@ int main(void)
 	setenv("TZ", "UTC", 1);
 	tzset();
 	CHECK(mkdtemp(dir) != NULL);
-	files = out_files__open(dir, OUT_FILES_PERF);
+	/* with --threads' files: no pool nor thread here, their headers are what is pinned */
+	files = out_files__open(dir, OUT_FILES_PERF | OUT_FILES_POOLS);
 	summary = summary__new();
 	drain = drain__new(NR_SLOTS, drain_columns, NR_EVENTS, label_of, NULL);
 	CHECK(files && summary && drain);

@@ -266,6 +266,8 @@ def test_multiplexed(args, support):
     got = perf_totals(cgstat.rows("perf-stat.csv"), "m")
     h.check_time("multiplexed: instructions of %d events vs perf stat -G" % len(events),
                  got["instructions"] or 0, counts["instructions"] or 0, HARDWARE_MULTIPLEXED)
+    said = [line for line in cgstat.stderr_lines if "the PMU multiplexed some counters" in line]
+    h.check(len(said) == 1, "multiplexed: said once on stderr: %r" % said)
 
 
 def test_cross_cgroup(args):

@@ -45,12 +45,17 @@ MEDIANS = {
     "run-queue over %d intervals" % WINDOW: 0.02,
 }
 OUTLIERS = 0.03
+NCPU = len(os.sched_getaffinity(0))
 # Where the hypervisor steals a vCPU for hundreds of ms, the waits in flight at a window's
 # edge (in cgstat's figure, not yet in run_delay) reach seconds, and the test's own reading of
-# 5,000 threads takes 250-350 ms while they wait: up to 1.3 % of the windows beyond 5 % in the
-# local runs above; in three CI runs 1.5, 2.4 and 5.7 % (the last with up to 713 ms stolen in
-# an interval and 9 s of waits in one, against a median still 0.79 %). 5 % failed that run.
-WINDOW_OUTLIERS = 0.10
+# 5,000 threads takes 250-350 ms while they wait: in three CI runs 1.5, 2.4 and 5.7 % of the
+# windows beyond 5 % (the last with up to 713 ms stolen in an interval and 9 s of waits in
+# one), against up to 1.3 % in local runs without steal. So the test measures the steal itself
+# (/proc/stat, read with its own reading): an interval where more than STEAL_HEAVY of the
+# machine's capacity was stolen is counted, said, and its run-queue windows are not compared;
+# the rest are held to WINDOW_OUTLIERS, about three times the local worst.
+STEAL_HEAVY = 0.01
+WINDOW_OUTLIERS = 0.04
 # The run-queue time over the whole run (every compared interval but those where a sleeper's
 # run_delay took in its sleep, below): -0.05 and -0.13 % in the two runs above, -0.08 % in
 # the noisy one, -0.45 % in one of 40 s (ten-interval median 0.70 %, per interval 3.8 %);
@@ -88,6 +93,7 @@ def thread_figures(cg, pid, busy_tids):
     the line's arrival."""
     out = {}
     when = time.monotonic(), time.time()
+    steal_ns = h.proc_stat_ns()["steal"]
     with open(os.path.join(cg, "cpu.stat")) as f:
         usage_ns = int(f.readline().split()[1]) * 1000
 
@@ -107,7 +113,7 @@ def thread_figures(cg, pid, busy_tids):
     os.sched_setscheduler(0, os.SCHED_OTHER, os.sched_param(0))
     read([t for t in os.listdir("/proc/%d/task" % pid) if t not in busy_tids])
     h.realtime()
-    return when, usage_ns, out
+    return when, usage_ns, out, steal_ns
 
 
 def main():
@@ -117,6 +123,7 @@ def main():
     lagged = [0]
     compared = [0]
     taken = []  # intervals where a sleeper's run_delay took in its sleep
+    stolen = []  # intervals where the hypervisor stole more than STEAL_HEAVY
     runq_run = [0.0, 0.0]  # run-queue time over the run: cgstat, kernel
     with h.scratch_cgroup("long") as cg:
         work = subprocess.Popen([args.workload, "--cgroup", cg, "longrun", str(SECONDS + 10),
@@ -141,7 +148,7 @@ def main():
             if before is None or compared[0] <= SKIP + 1 or late:
                 window.clear()
                 return
-            ((t0, _), u0, a), ((t1, _), u1, b) = before, ref
+            ((t0, _), u0, a, s0), ((t1, _), u1, b, s1) = before, ref
             row = line["containers"]["w"]
             interval_ns = line["intervalMillis"] * 1e6
             scale = interval_ns / ((t1 - t0) * 1e9)
@@ -153,7 +160,14 @@ def main():
                 print("      interval %d: sleeper %s's run_delay grew by %.3f ms: run-queue "
                       "not compared in the windows that hold it"
                       % (compared[0], grown_tid, grew / 1e6), flush=True)
-            spoiled = taken and compared[0] - taken[-1] < WINDOW
+            steal_share = (s1 - s0) / (NCPU * (t1 - t0) * 1e9)
+            if steal_share > STEAL_HEAVY:
+                stolen.append(compared[0])
+                print("      interval %d: %.1f %% of the machine stolen: run-queue not "
+                      "compared in the windows that hold it" % (compared[0], 100 * steal_share),
+                      flush=True)
+            spoiled = ((taken and compared[0] - taken[-1] < WINDOW)
+                       or (stolen and compared[0] - stolen[-1] < WINDOW))
             exec_ns = scale * sum(b[t][0] - a[t][0] for t in both)
             delay_ns = scale * sum(b[t][1] - a[t][1] for t in both)
             pairs = {"on-CPU": (row["onCpuMillis"] * 1e6, scale * (u1 - u0)),
@@ -194,6 +208,8 @@ def main():
     h.check(len(taken) <= TAKEN_SLEEPS * n,
             "%d intervals where a sleeper's run_delay took in its sleep (at most %d): %s"
             % (len(taken), TAKEN_SLEEPS * n, taken))
+    print("      %d intervals with more than %.0f %% of the machine stolen: %s"
+          % (len(stolen), 100 * STEAL_HEAVY, stolen))
     h.check(compared[0] == n and lagged[0] <= MAX_LAGGED * n,
             "%d intervals over %.0f s, %d without a timely reading by the test (at most %d)"
             % (compared[0] - SKIP - 1, SECONDS, lagged[0], MAX_LAGGED * n))

@@ -20,9 +20,11 @@ import re
 from summarize import ctest_tests
 
 NUMBER = r"[-+]?(?:\d+(?:\.\d*)?(?:e[-+]?\d+)?|inf)"
-TIME = re.compile(r"^(ok|FAIL)\s+(.*): cgstat (%s), reference (%s), error (%s)%% \(limit (%s)%%"
+# the limit is "R%" (both sides) or "+A% -B%" (check_time's rel_below)
+TIME = re.compile(r"^(ok|FAIL)\s+(.*): cgstat (%s), reference (%s), error (%s)%% "
+                  r"\(limit (?:(%s)%%|\+(%s)%% -(%s)%%)"
                   r"(?:, and \+(%s) ms for .*?)?(?:, and -(%s) ms for .*?)?\)$"
-                  % ((NUMBER,) * 6))
+                  % ((NUMBER,) * 8))
 COUNT = re.compile(r"^(ok|FAIL)\s+(.*): cgstat (-?\d+), kernel (-?\d+), difference ([-+]\d+) "
                    r"\(limit ([-+]\d+) to ([-+]\d+)")
 # what varies from run to run inside a check's name: paths and numbers
@@ -41,13 +43,17 @@ def samples(lines):
     for line in lines:
         m = TIME.match(line)
         if m:
-            got, want, rel = float(m.group(3)), float(m.group(4)), float(m.group(6)) / 100
-            above, below = float(m.group(7) or 0), float(m.group(8) or 0)
+            got, want = float(m.group(3)), float(m.group(4))
+            rel_up = float(m.group(6) or m.group(7)) / 100
+            rel_down = float(m.group(6) or m.group(8)) / 100
+            above, below = float(m.group(9) or 0), float(m.group(10) or 0)
             diff = got - want
-            room = rel * abs(want) + (above if diff >= 0 else below)
+            room = (rel_up * abs(want) + above) if diff >= 0 else (rel_down * abs(want) + below)
             used = abs(diff) / room if room else (0.0 if diff == 0 else float("inf"))
-            limit = "±%s%%%s%s" % (m.group(6), " +%s ms" % m.group(7) if m.group(7) else "",
-                                   " -%s ms" % m.group(8) if m.group(8) else "")
+            rel = ("±%s%%" % m.group(6) if m.group(6)
+                   else "+%s%% -%s%%" % (m.group(7), m.group(8)))
+            limit = "%s%s%s" % (rel, " +%s ms" % m.group(9) if m.group(9) else "",
+                                " -%s ms" % m.group(10) if m.group(10) else "")
             err = 100 * diff / want if want else 0.0
             yield normalize(m.group(2)), "%", err, used, limit
             continue

@@ -21,9 +21,9 @@ import harness as h
 
 # cpuCores summed by the test's clock against cpu.stat (see cpu_cores()): a line read a
 # millisecond late moves 0.8 ms of the cgroup's 0.8 cores between intervals; up to 0.055 % in
-# 6 runs here (3 of them sanitized). The limit leaves room for a 12 ms hypervisor stall of the
-# reading thread at the busy interval's edge.
-CORES = 0.01
+# 6 runs here (3 of them sanitized), -0.043 to +0.022 % in CI's two builds (2026-12-05). About
+# three times the worst (1 % before).
+CORES = 0.002
 
 CONTAINER_HEADER = ("epochMillis,container,cpuCores,voluntarySwitchesPerSecond,"
                     "involuntarySwitchesPerSecond")
@@ -543,7 +543,8 @@ def scrolling_table(args, tmp):
     # the table prints cores to 0.001: half a thousandth of 0.5 s a row
     got = sum(interval * cores * 1e3 for interval, cores in rows)
     h.check_time("cgstat on a terminal: %s's %d rows, cores * interval" % (label, len(rows)),
-                 got, usage_ms, CORES, below=h.moved_ms([report]) + 0.25 * len(rows),
+                 got, usage_ms, CORES, tail=0.25 * len(rows), why="the rounding",
+                 below=h.moved_ms([report]) + 0.25 * len(rows),
                  below_why="the move in and the table's rounding")
     h.check(sorted(os.listdir(work)) == ["rc"], "cgstat on a terminal: no file written where it "
             "ran: %s" % sorted(os.listdir(work)))

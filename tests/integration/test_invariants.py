@@ -29,6 +29,14 @@ NCPU = len(os.sched_getaffinity(0))
 USER_HZ = os.sysconf("SC_CLK_TCK")
 # The bound: 1 % of the machine's capacity, per interval.
 CAPACITY_SHARE = 0.01
+# All rows against /proc/stat's busy time over a run: up to 0.11 % in the runs behind
+# docs/reliability.md, -0.081 to +0.033 % in CI (2026-12-05); about three times the worst
+# (CAPACITY_SHARE before).
+RUN_SHARE = 0.0035
+# The root against every thread's schedstat over a run's compared intervals: up to 0.04 % in
+# the runs behind docs/reliability.md, +0.010 to +0.065 % here (2026-12-05); about three times
+# the worst (CAPACITY_SHARE / 2 before).
+ROOT_RUN_SHARE = 0.002
 # /proc/stat counts whole ticks in USER_HZ units, summed over CPUs before rounding: a reading is
 # up to one unit low, so a difference of two readings is within one unit either way.
 PROC_STAT_RESOLUTION_NS = 1e9 / USER_HZ
@@ -42,7 +50,7 @@ INTERVALS = 6
 # (root-idle here: lag 1.4 to 2.0 ms, sweep 3.6 to 5.1 ms, intervals within ±3.9 ms of 2,000;
 # in CI once −2.08 % then +3.98 % of capacity, time that moved across one edge). Beyond that,
 # ROOT_INTERVAL_SHARE for the outputs' rounding and what the edges' bound leaves out. Over the
-# run, CAPACITY_SHARE / 2.
+# run, ROOT_RUN_SHARE.
 ROOT_INTERVAL_SHARE = 0.002
 # The intervals cgstat states (intervalMillis, which the per-interval checks scale the test's
 # window to) against the test's own clock from its first reading to its last. Both ends are
@@ -167,11 +175,11 @@ def all_cgroups_equal_host(args, name, cpus, forkers=0):
     cgstat_ns = sum(sum(c["onCpuMillis"] + c["stolenMillis"] for c in line["containers"].values())
                     for line, _ in got[1:]) * 1e6
     error = (cgstat_ns - busy_ns) / (NCPU * span_ns)
-    h.check(abs(error) <= CAPACITY_SHARE,
+    h.check(abs(error) <= RUN_SHARE,
             "%s: over %.3f s of the test's clock all rows average %.4f cores on CPU + stolen, "
-            "/proc/stat busy %.4f: %+.3f%% of capacity (limit %.1f%%; worst interval %.2f%%)"
+            "/proc/stat busy %.4f: %+.3f%% of capacity (limit %.2f%%; worst interval %.2f%%)"
             % (name, span_ns / 1e9, cgstat_ns / span_ns, busy_ns / span_ns, 100 * error,
-               100 * CAPACITY_SHARE, 100 * worst))
+               100 * RUN_SHARE, 100 * worst))
 
 
 def check_interval_clock(name, got):
@@ -250,10 +258,10 @@ def root_equals_schedstat(args, name, cpus, intervals=INTERVALS):
             % (name, compared, len(got) - 1, 100 * worst_shift))
     check_interval_clock(name, [(line, (r["t"],)) for line, r in got])
     error = (sum_got - sum_kernel) / max(sum_capacity, 1)
-    h.check(abs(error) <= CAPACITY_SHARE / 2,
+    h.check(abs(error) <= ROOT_RUN_SHARE,
             "%s: over the %d intervals compared, root on-CPU %.3f ms, schedstat %.3f ms: %+.3f%% "
             "of capacity (limit %.1f%%)" % (name, compared, sum_got / 1e6, sum_kernel / 1e6,
-                                            100 * error, 50 * CAPACITY_SHARE))
+                                            100 * error, 100 * ROOT_RUN_SHARE))
 
 
 def kernel_threads():

@@ -28,8 +28,10 @@ import time
 
 import harness as h
 
-# cores * interval summed by the screens against cpu.stat: each screen shows cores to 0.001
-CORES = 0.01
+# cores * interval summed by the screens against cpu.stat (each screen shows cores to 0.001,
+# allowed beside): up to 0.03 % in the runs behind docs/metrics.md, -0.039 to -0.008 % in CI's
+# two builds (2026-12-05). About three times the worst (1 % before).
+CORES = 0.0015
 
 TITLE = re.compile(r"^cgstat (\d\d:\d\d:\d\d\.\d\d\d)  interval ([0-9.]+) s  (\d+) containers"
                    r"  sorted by ([a-z -/]+?)  ")
@@ -153,7 +155,8 @@ def readme_first_command(args, tmp):
             screen.close()
     got = sum(interval * cores * 1e3 for interval, cores in seen.values())
     h.check_time("README's command: %s's cores * interval over %d screens" % (label, len(seen)),
-                 got, usage_ms, CORES, below=h.moved_ms([report]) + 0.25 * len(seen),
+                 got, usage_ms, CORES, tail=0.25 * len(seen), why="the rounding",
+                 below=h.moved_ms([report]) + 0.25 * len(seen),
                  below_why="the move in and the rounding")
     h.check(restored, "q: the terminal given back")
     h.check(set(os.listdir(work)) <= {"rc", "stty"}, "no file written where it ran: %s"

@@ -26,6 +26,13 @@ import harness as h
 # +0.2 to +1.4 ms in 4 runs here, up to +2.1 ms in CI (cat's exit is most of it)
 AFTER_READING_MS = 5.0
 
+# One stretch of the command's that cgstat lost: a thread whose switch-out the kernel did not
+# report (missedSwitches) and which ran on another CPU or exited before the repair has that
+# stretch counted nowhere (docs/reliability.md, Known limits). The workload spins 2 ms at a
+# time; once in about 45 runs, -0.015 % (CI, sanitizer build, 2026-12-05: 0.19 ms below
+# cpu.stat, where the command's own work after its reading is +0.4 to +3 ms).
+LOST_STRETCH_MS = 3.0
+
 CPU_STAT = h.CPU_STAT_OF_SELF
 # the voluntary switches of the shell and cat beside the workload in exit_code(): the shell's
 # waits for its two children, cat's reads and exit: 8 to 9 in 5 runs here (2026-12-05), about
@@ -69,12 +76,13 @@ def run(args, cgstat_args, command, out, want, extra_env=None, timeout=120):
 
 def check_on_cpu(what, out, label, usage, tail=AFTER_READING_MS):
     """The command's on-CPU against the cpu.stat it read as its last act: above it by what it
-    did after (+0.03 to +0.32 % seen), never below but for the rows' rounding."""
+    did after (+0.03 to +0.32 % seen), below only by the rows' rounding and a lost stretch."""
     rows = h.read_csv(os.path.join(out, "sched-stats.csv"))
     got = h.sched_totals(rows, label)["onCpuMillis"]
     h.check_time(what + ": on-CPU vs the command's cpu.stat", got, usage, h.ONCPU, tail=tail,
                  why="the command's work after its reading", rel_below=0,
-                 below=0.0005 * len(rows), below_why="the rows' rounding")
+                 below=0.0005 * len(rows) + LOST_STRETCH_MS,
+                 below_why="the rows' rounding and a stretch lost to an unreported switch")
     return got
 
 

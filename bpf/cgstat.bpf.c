@@ -1745,6 +1745,12 @@ static __always_inline void faults_to_run(const struct cpu_run *run, struct swit
 		for_each_slot(&run->slots, slot_faulted, &w);
 }
 
+/* The task's on-CPU time so far in the interval of gen: none where its time is another's. */
+static __always_inline __u64 thread_had(const struct task_state *ts, __u32 gen)
+{
+	return ts && ts->thread_gen == gen ? ts->thread_on_ns : 0;
+}
+
 /*
  * What the record's task ran since its thread mark (its switch-in, or the last snapshot) up to
  * left, less what was stolen from it meanwhile (stolen: since its switch-in).
@@ -1765,7 +1771,7 @@ static __always_inline __u64 thread_ran_unseen(const struct cpu_run *run,
 					       const struct task_state *ts, const struct repair *r,
 					       __u64 left)
 {
-	__u64 had = ts->thread_gen == run->thread_gen ? ts->thread_on_ns : 0;
+	__u64 had = thread_had(ts, run->thread_gen);
 	__u64 came = r->came > run->thread_mark ? r->came : run->thread_mark;
 
 	return had + (left > came ? left - came : 0);
@@ -1793,8 +1799,7 @@ static __always_inline void run_record(struct cpu_run *run, struct task_struct *
 	run->untasked = untasked;
 	run->since = now;
 	run->thread_gen = READ_ONCE(thread_gen);
-	run->thread_on_ns =
-		next_ts && next_ts->thread_gen == run->thread_gen ? next_ts->thread_on_ns : 0;
+	run->thread_on_ns = thread_had(next_ts, run->thread_gen);
 	run->thread_mark = now;
 	run->thread_stolen = 0;
 }
@@ -2369,7 +2374,7 @@ static __noinline void run_task_repair(struct cpu_run *run, struct task_struct *
 	gen = run->thread_gen;
 	run_record(run, current, ts, now, untasked);
 	run->thread_gen = gen;
-	run->thread_on_ns = ts->thread_gen == gen ? ts->thread_on_ns : 0;
+	run->thread_on_ns = thread_had(ts, gen);
 	run->thread_mark = r.came;
 }
 

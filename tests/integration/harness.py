@@ -608,6 +608,11 @@ def run_workload(workload, cgroup, *args, timeout=300):
     return parse_report(out.stdout, time.monotonic_ns())
 
 
+def report_workers(report):
+    """The ids of the threads a workload's report lists beside its main thread, in its order."""
+    return [tid for tid in report["threads"] if int(tid) != report["pid"]]
+
+
 def parse_report(text, reaped_ns):
     """A workload's report (its first line), with the figures it read once its workers had
     exited (the second line of the shapes that run threads) as report["after"]. reaped_ns:

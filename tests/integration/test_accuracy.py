@@ -181,7 +181,7 @@ def main():
     got, report, usage = measure(args, "vfork", 2)
     h.check_final_counts("vfork", got, report)
     check_cpu("vfork", got, usage, report)
-    parent = [t for tid, t in report["threads"].items() if int(tid) != report["pid"]][0]
+    parent = report["threads"][h.report_workers(report)[0]]
     # the parent's off-CPU time at the report is its D waits and its sleeps in the park
     # barriers, which last microseconds; the release barrier's sleep after the report is S
     h.check_time("vfork off-CPU blocked ms", got["offCpuBlockedMillis"],

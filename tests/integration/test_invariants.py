@@ -26,7 +26,6 @@ import time
 import harness as h
 
 NCPU = len(os.sched_getaffinity(0))
-USER_HZ = os.sysconf("SC_CLK_TCK")
 # The issue's bound: 1 % of the machine's capacity, per interval.
 CAPACITY_SHARE = 0.01
 # All rows against /proc/stat's busy time over a run: up to 0.11 % in the runs behind
@@ -39,7 +38,7 @@ RUN_SHARE = 0.0035
 ROOT_RUN_SHARE = 0.002
 # /proc/stat counts whole ticks in USER_HZ units, summed over CPUs before rounding: a reading is
 # up to one unit low, so a difference of two readings is within one unit either way.
-PROC_STAT_RESOLUTION_NS = 1e9 / USER_HZ
+PROC_STAT_RESOLUTION_NS = 1e9 / h.USER_HZ
 INTERVALS = 6
 # One interval of the root against every thread's schedstat. The two sides' edges differ:
 # cgstat snapshots at epochMillis, the test reads some hundred files from when the line arrives
@@ -67,10 +66,8 @@ def host_idle_ns():
     user, system and the rest are sampled at ticks: under a load of short processes their sum
     strays 10 % from the time elapsed, and one busy CPU read 1.5 % of capacity off in a second;
     so busy time is the time elapsed less idle and iowait."""
-    with open("/proc/stat") as f:
-        fields = [int(x) for x in f.readline().split()[1:]]
-    idle, iowait, steal = fields[3], fields[4], fields[7]
-    return (idle + iowait) * 1e9 / USER_HZ, steal * 1e9 / USER_HZ
+    stat = h.proc_stat_ns()
+    return stat["idle"] + stat["iowait"], stat["steal"]
 
 
 def forks():
@@ -93,11 +90,9 @@ def all_task_exec_ns():
         except OSError:
             continue
         for tid in tids:
-            try:
-                with open("/proc/%s/task/%s/schedstat" % (pid, tid)) as f:
-                    out[int(tid)] = int(f.read().split()[0])
-            except (OSError, ValueError, IndexError):
-                pass
+            figures = h.schedstat(int(tid))
+            if figures:
+                out[int(tid)] = figures[0]
     return out
 
 

@@ -102,12 +102,9 @@ def thread_figures(cg, pid, busy_tids):
 
     def read(tids):
         for tid in tids:
-            try:
-                with open("/proc/%d/task/%s/schedstat" % (pid, tid)) as f:
-                    exec_ns, delay_ns = f.read().split()[:2]
-            except (OSError, ValueError):
-                continue
-            out[tid] = (int(exec_ns), int(delay_ns))
+            figures = h.schedstat(tid)
+            if figures:
+                out[tid] = figures[:2]
 
     read(busy_tids)
     # The sleepers' figures move slowly: read them at normal priority, so that the reading

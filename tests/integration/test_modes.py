@@ -105,10 +105,8 @@ def idle_task_figures(pid):
     """The kernel's switch counts and run time of one thread, to show that it did nothing."""
     with open("/proc/%d/status" % pid) as f:
         status = dict(line.split(":", 1) for line in f if ":" in line)
-    with open("/proc/%d/schedstat" % pid) as f:
-        exec_ns = int(f.read().split()[0])
     return (int(status["voluntary_ctxt_switches"]), int(status["nonvoluntary_ctxt_switches"]),
-            exec_ns)
+            h.schedstat(pid)[0])
 
 
 def fractional_interval(args):

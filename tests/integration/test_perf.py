@@ -336,8 +336,8 @@ def read_host():
     """The test's own reading of what host-io.csv reports: /proc/stat's CPU line (user, nice,
     system, idle, iowait, irq, softirq, steal) and, per disk, /proc/diskstats' sectors read,
     sectors written and milliseconds with I/O in flight; and when (time.monotonic())."""
-    with open("/proc/stat") as f:
-        cpu = [int(x) for x in f.readline().split()[1:9]]
+    stat = h.proc_stat_ns()
+    cpu = [stat[k] for k in h.PROC_STAT_FIELDS]
     disks = {}
     with open("/proc/diskstats") as f:
         for line in f:

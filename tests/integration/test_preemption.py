@@ -155,8 +155,7 @@ def removed_preempter(args):
 
 def exec_ns(tid):
     """A thread's sum_exec_runtime (/proc/TID/schedstat)."""
-    with open("/proc/%d/schedstat" % tid) as f:
-        return int(f.read().split()[0])
+    return h.schedstat(tid)[0]
 
 
 def runs_on(tid, cpu, timeout=10):

@@ -206,7 +206,7 @@ def switched_after(report):
     main = report["threads"][str(pid)]
     out = {}
     for f in ("nvcsw", "nivcsw"):
-        workers = sum(t[f] for tid, t in report["threads"].items() if int(tid) != pid)
+        workers = sum(report["threads"][tid][f] for tid in h.report_workers(report))
         out[f] = dict(workers=max(after[f] - after["main"][f] - workers, 0),
                       main=max(after["main"][f] - main[f], 0))
     return out

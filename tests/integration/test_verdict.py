@@ -136,7 +136,7 @@ def contended(args):
         check_summary(cgstat, label, "contended")
         # a thread that shares its CPU switches out every few ms: its time in an interval is
         # the sum of its slices
-        check_busiest(cgstat, label, report)
+        check_busiest(cgstat, label, report, h.report_workers(report))
 
 
 def blocked(args):
@@ -271,19 +271,19 @@ def serial(args, other_cpu_busy=False):
         for sleeper in sleepers:
             sleeper.kill()
             sleeper.wait()
-    spinner = [tid for tid in report["threads"] if int(tid) != report["pid"]]
+    spinner = h.report_workers(report)
     h.precondition(len(spinner) == 1, "ser: the workload reported one thread beside its main one")
     check_verdicts("a lone spinning thread among sleepers", whole_rows(cgstat, "ser", start),
                    "serial:workload:%s" % (spinner[0] if spinner else "?"), spare=1)
     check_summary(cgstat, "ser", "serial")
-    check_busiest(cgstat, "ser", report)
+    check_busiest(cgstat, "ser", report, spinner)
 
 
-def check_busiest(cgstat, label, report):
+def check_busiest(cgstat, label, report, spinner):
     """The busiest thread's time, from the JSON stream, where one thread of the cgroup ran:
     that thread in every interval it ran in, its time adding up to what the kernel says it ran
-    (sum_exec_runtime, the workload's report), whether it had a CPU to itself or shared one."""
-    spinner = [tid for tid in report["threads"] if int(tid) != report["pid"]]
+    (sum_exec_runtime, the workload's report), whether it had a CPU to itself or shared one.
+    spinner: the thread's id, alone in a list (the report's workers)."""
     got_ms, rows, seen = 0.0, 0, []
     for line in cgstat.stdout_text().splitlines():
         obj = json.loads(line)

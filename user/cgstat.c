@@ -224,10 +224,14 @@ static unsigned int out_files_flags(const struct cg_opts *opts, const struct eve
 	unsigned int flags = events->nr > 0 ? OUT_FILES_PERF : 0;
 	const char *dir = opts->output_dir;
 	struct stat st;
+	uid_t uid;
+	gid_t gid;
 
 	if (opts->threads)
 		flags |= OUT_FILES_POOLS;
-	if (stat(dir, &st) || st.st_uid != 0)
+	/* the summary is renamed into place only in a folder of the ids cgstat will run as */
+	privileges_target(&uid, &gid);
+	if (stat(dir, &st) || st.st_uid != uid)
 		flags |= OUT_FILES_SUMMARY_IN_PLACE;
 	return flags;
 }
@@ -531,12 +535,25 @@ int main(int argc, char **argv)
 	struct cg_opts opts;
 	struct run r = {};
 	int err, status = 1;
+	uid_t sudo_uid;
+	gid_t sudo_gid;
 
-	/* a subcommand, unless "--" comes first: `cgstat -- report` runs a program of that name */
-	if (argc > 1 && !strcmp(argv[1], "compare"))
-		return compare_main(argc - 1, argv + 1, stdout, stderr);
-	if (argc > 1 && !strcmp(argv[1], "report"))
-		return report_main(argc - 1, argv + 1, stderr);
+	/*
+	 * A subcommand, unless "--" comes first: `cgstat -- report` runs a program of that name.
+	 * Each reads (and report writes) a user's folders, with no need of root: under sudo, as
+	 * that user.
+	 */
+	if (argc > 1 && (!strcmp(argv[1], "compare") || !strcmp(argv[1], "report"))) {
+		err = privileges_become_sudo_user(false);
+		if (err) {
+			fprintf(stderr, "cgstat: %s: cannot become the sudo user: %s\n", argv[1],
+				strerror(-err));
+			return 1;
+		}
+		return !strcmp(argv[1], "compare")
+			       ? compare_main(argc - 1, argv + 1, stdout, stderr)
+			       : report_main(argc - 1, argv + 1, stderr);
+	}
 	sigemptyset(&stop_signals);
 	sigaddset(&stop_signals, SIGINT);
 	sigaddset(&stop_signals, SIGTERM);
@@ -602,17 +619,28 @@ int main(int argc, char **argv)
 			fputs("cgstat: output folder ", stderr);
 			message_quote(stderr, opts.output_dir);
 			fprintf(stderr, ": %s\n",
-				err == EINVAL
-					? "a file cgstat writes is there and is not a regular "
-					  "file (a FIFO or a device)"
-					: strerror(err));
+				err == EINVAL  ? "a file cgstat writes is there and is not a "
+						 "regular file (a FIFO or a device)"
+				: err == ELOOP ? "it or a file cgstat writes there is a symbolic "
+						 "link, which cgstat does not write through"
+					       : strerror(err));
 			goto out;
+		}
+		if (!privileges_sudo_ids(&sudo_uid, &sudo_gid)) {
+			err = out_files__give(r.files, sudo_uid, sudo_gid);
+			if (err) {
+				fputs("cgstat: output folder ", stderr);
+				message_quote(stderr, opts.output_dir);
+				fprintf(stderr, ": cannot give it to the sudo user: %s\n",
+					strerror(-err));
+				goto out;
+			}
 		}
 	}
 	if (opts.listen_addr) {
 		/* bound before the programs load: a port in use is said at once */
 		r.metrics = metrics__new(events.names, events.nr);
-		r.listener = r.metrics ? listener__start(opts.listen_addr, opts.listen_port) : NULL;
+		r.listener = r.metrics ? listener__bind(opts.listen_addr, opts.listen_port) : NULL;
 		if (!r.listener) {
 			fprintf(stderr, "cgstat: --listen %s:%s: %s\n", opts.listen_addr,
 				opts.listen_port, strerror(errno));
@@ -670,9 +698,16 @@ int main(int argc, char **argv)
 		copts.all_cgroups ? CGROUPFS_ALL_BUDGET_NS : 0);
 	if (!r.cgroupfs)
 		goto out;
-	err = privileges_drop();
+	err = privileges_drop(r.command != NULL);
 	if (err) {
 		fprintf(stderr, "cgstat: cannot drop privileges: %s\n", strerror(-err));
+		goto out;
+	}
+	/* cgstat's only other thread, made here to take the dropped privileges */
+	err = r.listener ? listener__serve(r.listener) : 0;
+	if (err) {
+		fprintf(stderr, "cgstat: --listen %s:%s: %s\n", opts.listen_addr, opts.listen_port,
+			strerror(-err));
 		goto out;
 	}
 	status = run_loop(&r) ? 1 : 0;

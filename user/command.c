@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "command.h"
+#include "privileges.h"
 #include "message.h"
 
 struct command {
@@ -125,31 +126,6 @@ static int cgroup_move(const char *cgroup, pid_t pid)
 	return err;
 }
 
-/* The sudo user's ids, when cgstat was started through sudo: the command runs as that user. */
-static int drop_to_sudo_user(void)
-{
-	const char *uid_text = getenv("SUDO_UID"), *gid_text = getenv("SUDO_GID");
-	struct passwd *pw;
-	char *end;
-	long uid, gid;
-
-	if (!uid_text || !gid_text)
-		return 0;
-	errno = 0;
-	uid = strtol(uid_text, &end, 10);
-	if (errno || *end || end == uid_text || uid < 0 || uid > INT_MAX)
-		return -EINVAL;
-	gid = strtol(gid_text, &end, 10);
-	if (errno || *end || end == gid_text || gid < 0 || gid > INT_MAX)
-		return -EINVAL;
-	pw = getpwuid((uid_t)uid);
-	if (pw ? initgroups(pw->pw_name, (gid_t)gid) : setgroups(0, NULL))
-		return -errno;
-	if (setgid((gid_t)gid) || setuid((uid_t)uid))
-		return -errno;
-	return 0;
-}
-
 /* The child: wait for the go, become the sudo user, exec. Only async-signal-safe enough calls. */
 static void __attribute__((noreturn)) child_run(char *const argv[], int go_fd, int error_fd)
 {
@@ -166,7 +142,7 @@ static void __attribute__((noreturn)) child_run(char *const argv[], int go_fd, i
 	/* cgstat blocks its stop signals to take them synchronously; the command must not */
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
-	err = drop_to_sudo_user();
+	err = privileges_become_sudo_user(true);
 	if (!err) {
 		execvp(argv[0], argv);
 		err = -errno;

@@ -1,15 +1,44 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
  * Least privilege: once the programs are attached and the counters open, the drain needs only
- * the bpf() syscall. No libbpf here.
+ * the bpf() syscall, and nothing it reads (/proc, /sys, the cgroup tree) needs root's ids. No
+ * libbpf here.
  */
 #ifndef CGSTAT_PRIVILEGES_H
 #define CGSTAT_PRIVILEGES_H
 
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
 /*
- * Keep CAP_BPF alone, in the effective, permitted and bounding sets, with no inheritable or
- * ambient capabilities and no_new_privs set. 0 or -errno.
+ * The ids cgstat runs as after privileges_drop(): nobody's where it runs as root with
+ * CAP_SETUID and CAP_SETGID, else its own.
  */
-int privileges_drop(void);
+void privileges_target(uid_t *uid, gid_t *gid);
+
+/* The capabilities privileges_drop() keeps, as a mask of CAP_* bits. */
+uint64_t privileges_kept(bool signals_command);
+
+/*
+ * Keep privileges_kept() alone, in the effective, permitted and bounding sets, with no
+ * inheritable or ambient capabilities and no_new_privs set, as privileges_target()'s ids. Call
+ * it while the process has one thread: capabilities and ids are each thread's own, and a
+ * thread made later takes them from its maker. 0 or -errno.
+ */
+int privileges_drop(bool signals_command);
+
+/*
+ * The ids of the user who ran cgstat through sudo (SUDO_UID and SUDO_GID, where cgstat runs
+ * as root): 0, -ENOENT when not through sudo, -EINVAL when they are not ids.
+ */
+int privileges_sudo_ids(uid_t *uid, gid_t *gid);
+
+/*
+ * Become that user, with its groups (and, with login_env, its HOME, USER and LOGNAME): for the
+ * command of -- CMD, and for report and compare, which read and write a user's folders. 0 (also
+ * when not through sudo) or -errno.
+ */
+int privileges_become_sudo_user(bool login_env);
 
 #endif /* CGSTAT_PRIVILEGES_H */

@@ -14,6 +14,7 @@ the same."""
 
 import contextlib
 import os
+import pwd
 import re
 import signal
 import subprocess
@@ -273,13 +274,27 @@ def cgstat_killed(args, tmp, mount):
 
 
 def sudo_user(args, tmp, mount):
-    """Started through sudo (SUDO_UID/SUDO_GID), the command runs as that user, not as root."""
-    code, stdout, _ = run(args, ["--no-perf"], ["sh", "-c", "id -u; id -g; id -G"],
-                          os.path.join(tmp, "sudo"), 0,
-                          extra_env={"SUDO_UID": "65534", "SUDO_GID": "65534"})
-    h.check(code == 0 and stdout.split() == ["65534"] * 3,
+    """Started through sudo (SUDO_UID/SUDO_GID), the command runs as that user, not as root,
+    with that user's HOME, USER and LOGNAME (sudo leaves root's); the output folder cgstat made
+    and its files are the user's."""
+    nobody = pwd.getpwuid(65534)
+    out = os.path.join(tmp, "sudo")
+    code, stdout, _ = run(args, ["--no-perf"],
+                          ["sh", "-c", 'id -u; id -g; id -G; echo "$HOME $USER $LOGNAME"'],
+                          out, 0, extra_env={"SUDO_UID": "65534", "SUDO_GID": "65534",
+                                             "HOME": "/root", "USER": "root",
+                                             "LOGNAME": "root"})
+    lines = stdout.splitlines()
+    h.check(code == 0 and lines[:3] == ["65534"] * 3,
             "SUDO_UID/SUDO_GID 65534: the command ran as uid, gid, groups %s (exit %d)"
-            % (stdout.split(), code))
+            % (lines[:3], code))
+    want = "%s %s %s" % (nobody.pw_dir, nobody.pw_name, nobody.pw_name)
+    h.check(lines[3:] == [want], "SUDO_UID 65534: HOME USER LOGNAME %s, want %r"
+            % (lines[3:], want))
+    owners = {name: os.stat(os.path.join(out, name)).st_uid
+              for name in [""] + os.listdir(out)}
+    h.check(set(owners.values()) == {65534}, "SUDO_UID 65534: the output folder and its files "
+            "are the user's: %s" % owners)
 
 
 def not_runnable(args, tmp, mount):

@@ -20,6 +20,7 @@ import itertools
 import json
 import math
 import os
+import shutil
 import statistics
 import subprocess
 import tempfile
@@ -181,6 +182,33 @@ def formats_and_intervals(args, side_a, side_a2, side_b):
             % (code, err))
 
 
+def hostile_keys(args, tmp, side_a, side_b):
+    """Summaries a user wrote, with a label and a figure's key that hold escape sequences: the
+    text table shows each as text (\\xNN), never a control character a terminal acts on."""
+    sides = []
+    for name, side in (("a", side_a), ("b", side_b)):
+        sides.append([])
+        for i, run in enumerate(side):
+            folder = os.path.join(tmp, "hostile-%s%d" % (name, i))
+            shutil.copytree(run, folder)
+            path = os.path.join(folder, "container-summary.json")
+            with open(path) as f:
+                summary = json.load(f)
+            figures = dict(summary["containers"]["w"])
+            figures["cpus\x1b[2J\x9b31m"] = figures["cpus"]
+            summary["containers"]["w\x1b]0;title\x07"] = figures
+            with open(path, "w") as f:
+                json.dump(summary, f)
+            sides[-1].append(folder)
+    code, text, err = compare(args, sides[0], sides[1], "text")
+    controls = sorted({"%02x" % ord(c) for c in text
+                       if (ord(c) < 0x20 and c != "\n") or 0x7f <= ord(c) < 0xa0})
+    h.check(code == 0 and not controls and "cpus\\x1b[2J\\xc2\\x9b31m" in text
+            and "w\\x1b]0;title\\x07" in text,
+            "hostile keys, text: no control character on the terminal (found %s), the keys "
+            "escaped; exit %d, %r" % (controls, code, err))
+
+
 def main():
     args = h.parse_args()
     tmp = tempfile.mkdtemp(prefix="cgstat-compare-")
@@ -217,6 +245,8 @@ def main():
             % (cpus["changePercent"], cpus["p"], changed))
 
     formats_and_intervals(args, side_a, side_b=side_b, side_a2=side_a2)
+
+    hostile_keys(args, tmp, side_a, side_b)
 
     # a run killed while writing its summary, and a folder that is not there: left out
     truncated = os.path.join(side_a[0], "container-summary.json")

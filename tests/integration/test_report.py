@@ -10,6 +10,7 @@ Then a folder with a file missing and one cut short (a partial report, said on s
 that tries to close the page's script, and an empty folder (exit 1)."""
 
 import contextlib
+import hashlib
 import json
 import os
 import re
@@ -234,6 +235,81 @@ def refusals(args, out, tmp):
             "still written: %r" % err)
 
 
+def file_sum(path):
+    with open(path, "rb") as f:
+        return hashlib.sha256(f.read()).hexdigest()
+
+
+def links(args, out, tmp):
+    """A folder whose user planted links: report.md and report.html linking to files outside
+    (which report would write), sched-stats.csv to a file only root may read (which report
+    would copy into the page). Run as root and as under sudo (SUDO_UID: report becomes that
+    user): one line for each link, exit 1, nothing outside changed, the secret in neither
+    report."""
+    os.chmod(tmp, 0o755)  # for the sudo user, nobody, to reach the folders in it
+    secret = os.path.join(tmp, "secret")
+    with open(secret, "w") as f:
+        f.write("epochMillis,container,cpuCores\n1,cgstat-test-secret-marker,1\n")
+    os.chmod(secret, 0o600)
+    for env, who in ((None, "root"), (dict(os.environ, SUDO_UID="65534", SUDO_GID="65534"),
+                                      "under sudo")):
+        folder = os.path.join(tmp, "links-" + who.replace(" ", "-"))
+        shutil.copytree(out, folder)
+        os.chown(folder, 65534, 65534)
+        victims = {}
+        for name in ("report.md", "report.html"):
+            victim = os.path.join(tmp, "victim-%s-%s" % (who.replace(" ", "-"), name))
+            with open(victim, "w") as f:
+                f.write("not cgstat's\n")
+            victims[victim] = file_sum(victim)
+            os.unlink(os.path.join(folder, name))
+            os.symlink(victim, os.path.join(folder, name))
+        os.unlink(os.path.join(folder, "sched-stats.csv"))
+        os.symlink(secret, os.path.join(folder, "sched-stats.csv"))
+        p = h.run_cgstat([args.cgstat, "report", folder], 1, env=env)
+        err = p.stderr.decode(errors="replace")
+        h.check(err.count("symbolic link") == 3 and err.count("\n") == 3,
+                "%s: report.md, report.html and sched-stats.csv links: one line each: %r"
+                % (who, err))
+        h.check(all(file_sum(v) == want for v, want in victims.items()),
+                "%s: the files the links point to unchanged" % who)
+        os.unlink(os.path.join(folder, "report.md"))
+        os.unlink(os.path.join(folder, "report.html"))
+        h.run_cgstat([args.cgstat, "report", folder], 0, env=env)
+        written = [os.path.join(folder, n) for n in ("report.md", "report.html")]
+        with open(written[0]) as f, open(written[1]) as g:
+            text = f.read() + g.read()
+        owners = [os.stat(w).st_uid for w in written]
+        h.check("secret-marker" not in text and owners == [65534 if env else 0] * 2,
+                "%s: the reports written without the linked file's content, owned by %s (uids "
+                "%s)" % (who, "the sudo user" if env else "root", owners))
+
+
+def hostile_summary(args, out, tmp):
+    """A summary a user wrote: keys and labels with Markdown, HTML and control characters. In
+    report.md each is text: no link, image, heading, HTML or escape sequence of its own."""
+    folder = os.path.join(tmp, "hostile-summary")
+    shutil.copytree(out, folder)
+    path = os.path.join(folder, "container-summary.json")
+    with open(path) as f:
+        summary = json.load(f)
+    key = "cpus](http://evil.example/)\n# owned <img src=x onerror=alert(1)> \x1b[31m"
+    summary["host"] = {key: 2}
+    label = "![x](http://evil.example/a.png)\r\n<b>bold</b>\x1b]0;title\x07"
+    summary["containers"][label] = next(iter(summary["containers"].values()))
+    with open(path, "w") as f:
+        json.dump(summary, f)
+    h.run_cgstat([args.cgstat, "report", folder])
+    with open(os.path.join(folder, "report.md")) as f:
+        md = f.read()
+    # each markup character must come escaped (after a backslash)
+    bad = [m for m in (r"(?<!\\)\]\(http", r"\n# owned", r"(?<!\\)<img", r"(?<!\\)<b>",
+                       "\x1b", "\x07", "\r")
+           if re.search(m, md)]
+    h.check(not bad and "cpus\\](http://evil.example/)" in md,
+            "report.md: a hostile host key and label as text (unescaped: %s)" % bad)
+
+
 def main():
     args = h.parse_args()
     tmp = tempfile.mkdtemp(prefix="cgstat-report-")
@@ -243,6 +319,8 @@ def main():
     refusals(args, out, tmp)
     partial(args, out, tmp)
     hostile_label(args, tmp)
+    links(args, out, tmp)
+    hostile_summary(args, out, tmp)
     empty = os.path.join(tmp, "empty")
     os.mkdir(empty)
     p = h.run_cgstat([args.cgstat, "report", empty], 1)

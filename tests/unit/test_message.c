@@ -51,9 +51,23 @@ static void test_quote_buf(void)
 	CHECK_STR(buf, "'ab'");
 }
 
+/* compare's table: the same escaping, no quotes; whole units only */
+static void test_escape_buf(void)
+{
+	char buf[12];
+
+	message_escape_buf(buf, sizeof(buf), "cpus\x1b[2J");
+	CHECK_STR(buf, "cpus\\x1b[2J");
+	message_escape_buf(buf, sizeof(buf), "abcdefgh\x1b");
+	CHECK_STR(buf, "abcdefgh");
+	message_escape_buf(buf, 1, "abc");
+	CHECK_STR(buf, "");
+}
+
 int main(void)
 {
 	test_quote();
 	test_quote_buf();
+	test_escape_buf();
 	return check_done();
 }

@@ -4,10 +4,12 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cjson/cJSON.h>
 
 #include "compare.h"
+#include "files.h"
 #include "hashtab.h"
 #include "json_util.h"
 #include "message.h"
@@ -144,10 +146,17 @@ static int add_run(struct comparison *c, int side, const char *dir, FILE *err)
 	const cJSON *containers, *obj;
 	cJSON *root;
 	char *text;
-	int ret;
+	int ret, dirfd;
 
 	snprintf(path, sizeof(path), "%s/container-summary.json", dir);
-	text = text_read_file(path, NULL, &ret);
+	dirfd = folder_open(dir, false, NULL);
+	if (dirfd >= 0) {
+		text = text_read_at(dirfd, "container-summary.json", NULL, &ret);
+		close(dirfd);
+	} else {
+		text = NULL;
+		ret = dirfd;
+	}
 	if (!text) {
 		if (ret == -ENOMEM)
 			return ret;
@@ -250,6 +259,8 @@ static void change_cell(char *buf, size_t len, const struct row *r)
 }
 
 /* Characters a terminal shows for s: bytes that do not continue a UTF-8 sequence. */
+#define CELL 96
+
 static int display_width(const char *s)
 {
 	int w = 0;
@@ -259,19 +270,21 @@ static int display_width(const char *s)
 	return w;
 }
 
+/* s, which may come from a file (a summary's key), as a terminal shows it, padded to width */
 static void pad(FILE *f, const char *s, int width)
 {
-	fputs(s, f);
-	for (int w = display_width(s); w < width; w++)
+	char shown[4 * CELL];
+
+	message_escape_buf(shown, sizeof(shown), s);
+	fputs(shown, f);
+	for (int w = display_width(shown); w < width; w++)
 		fputc(' ', f);
 }
-
-#define CELL 96
 
 static void write_text(FILE *f, const struct row *rows, int nr, const struct comparison *c)
 {
 	int widths[3] = { 6, 1, 1 }, i, j;
-	char a[CELL], b[CELL], ch[CELL];
+	char a[CELL], b[CELL], ch[CELL], shown[4 * CELL];
 	bool few_for_ci = false, few_for_p = false;
 	const char *container = NULL;
 
@@ -286,7 +299,8 @@ static void write_text(FILE *f, const struct row *rows, int nr, const struct com
 	for (i = 0; i < nr; i++) {
 		side_cell(a, sizeof(a), &rows[i].side[0]);
 		side_cell(b, sizeof(b), &rows[i].side[1]);
-		widths[0] = fmax(widths[0], display_width(rows[i].s->metric));
+		message_escape_buf(shown, sizeof(shown), rows[i].s->metric);
+		widths[0] = fmax(widths[0], display_width(shown));
 		widths[1] = fmax(widths[1], display_width(a));
 		widths[2] = fmax(widths[2], display_width(b));
 	}

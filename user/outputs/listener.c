@@ -150,10 +150,9 @@ out:
 	return err;
 }
 
-struct listener *listener__start(const char *addr, const char *port)
+struct listener *listener__bind(const char *addr, const char *port)
 {
 	struct listener *l = calloc(1, sizeof(*l));
-	sigset_t all, old;
 	int err;
 
 	if (!l)
@@ -162,8 +161,19 @@ struct listener *listener__start(const char *addr, const char *port)
 	l->fd = bind_socket(addr, port);
 	if (l->fd < 0) {
 		err = l->fd;
-		goto fail;
+		pthread_mutex_destroy(&l->lock);
+		free(l);
+		errno = -err;
+		return NULL;
 	}
+	return l;
+}
+
+int listener__serve(struct listener *l)
+{
+	sigset_t all, old;
+	int err;
+
 	/*
 	 * The server's thread takes no signal: SIGINT and SIGCHLD must reach the main thread,
 	 * whose sleep they cut short.
@@ -180,17 +190,9 @@ struct listener *listener__start(const char *addr, const char *port)
 		MHD_OPTION_END);
 	err = errno;
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (!l->daemon) {
-		err = err ? -err : -EIO;
-		close(l->fd);
-		goto fail;
-	}
-	return l;
-fail:
-	pthread_mutex_destroy(&l->lock);
-	free(l);
-	errno = -err;
-	return NULL;
+	if (!l->daemon)
+		return err ? -err : -EIO;
+	return 0;
 }
 
 void listener__publish(struct listener *l, struct metrics_snapshot *s)
@@ -208,8 +210,11 @@ void listener__stop(struct listener *l)
 {
 	if (!l)
 		return;
-	MHD_stop_daemon(l->daemon);
 	/* given with MHD_OPTION_LISTEN_SOCKET, the socket is the daemon's to close */
+	if (l->daemon)
+		MHD_stop_daemon(l->daemon);
+	else
+		close(l->fd);
 	metrics_snapshot__put(l->current);
 	pthread_mutex_destroy(&l->lock);
 	free(l);

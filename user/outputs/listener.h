@@ -14,10 +14,18 @@
 struct listener;
 
 /*
- * Listen on addr (numeric IPv4 or IPv6) port and serve until stopped. The socket is bound here,
- * so that a port in use is this call's error. NULL and errno.
+ * Listen on addr (numeric IPv4 or IPv6) port: the socket is bound here, while cgstat may still
+ * bind a port below 1024 and before the programs load, so that a port in use is said at once.
+ * Nothing is served until listener__serve(). NULL and errno.
  */
-struct listener *listener__start(const char *addr, const char *port);
+struct listener *listener__bind(const char *addr, const char *port);
+
+/*
+ * Serve until stopped, from a thread made here. Called once privileges are dropped: a thread
+ * takes its capabilities and ids from the one that makes it, and the server's thread parses
+ * what the network sends. 0 or -errno.
+ */
+int listener__serve(struct listener *l);
 
 /* Serve s from now on; takes the caller's reference to s. */
 void listener__publish(struct listener *l, struct metrics_snapshot *s);

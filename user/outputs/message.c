@@ -43,25 +43,41 @@ void message_quote(FILE *f, const char *value)
 	fputc('\'', f);
 }
 
-void message_quote_buf(char *dst, size_t len, const char *value, size_t n)
+/* Escaped units of value's first n bytes into dst, whole units only: the length written. */
+static size_t escape_into(char *dst, size_t room, const char *value, size_t n)
 {
 	size_t used = 0, i, unit;
 	char esc[17];
 	int e;
+
+	for (i = 0; i < n && value[i]; i += unit) {
+		e = escape_unit((const unsigned char *)value + i, esc, &unit);
+		if (used + e > room || i + unit > n)
+			break;
+		memcpy(dst + used, esc, e);
+		used += e;
+	}
+	return used;
+}
+
+void message_quote_buf(char *dst, size_t len, const char *value, size_t n)
+{
+	size_t used;
 
 	if (!len)
 		return;
 	dst[0] = '\0';
 	if (len < 3)
 		return;
-	dst[used++] = '\'';
-	for (i = 0; i < n && value[i]; i += unit) {
-		e = escape_unit((const unsigned char *)value + i, esc, &unit);
-		if (used + e + 2 > len || i + unit > n)
-			break;
-		memcpy(dst + used, esc, e);
-		used += e;
-	}
+	dst[0] = '\'';
+	used = 1 + escape_into(dst + 1, len - 3, value, n);
 	dst[used++] = '\'';
 	dst[used] = '\0';
+}
+
+void message_escape_buf(char *dst, size_t len, const char *value)
+{
+	if (!len)
+		return;
+	dst[escape_into(dst, len - 1, value, strlen(value))] = '\0';
 }

@@ -15,4 +15,7 @@ void message_quote(FILE *f, const char *value);
 /* The same for the first n bytes of value, into dst (cut short to fit len, always ended). */
 void message_quote_buf(char *dst, size_t len, const char *value, size_t n);
 
+/* The same escaping without the quotes, into dst (cut short to fit len, always ended). */
+void message_escape_buf(char *dst, size_t len, const char *value);
+
 #endif /* CGSTAT_MESSAGE_H */

@@ -10,10 +10,11 @@
 
 #include "derived.h"
 #include "out_files.h"
+
+#include "files.h"
 #include "text.h"
 #include "util.h"
 
-#define CREATE_FLAGS (O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC)
 #define SUMMARY_NAME "container-summary.json"
 #define SUMMARY_TEMP ".container-summary.json.tmp"
 
@@ -111,6 +112,7 @@ struct out_files {
 	struct row_file perf;	/* not open when the run counts no events */
 	struct row_file host;
 	int summary_fd; /* OUT_FILES_SUMMARY_IN_PLACE: container-summary.json, else -1 */
+	bool made;	/* the folder was made by out_files__open() */
 	bool perf_decided;
 	bool perf_rows; /* perf-stat.csv has its header: the first interval had events */
 	/* host-io.csv's columns after epochMs, as its header names them */
@@ -139,20 +141,8 @@ static int pwrite_all(int fd, const char *buf, size_t len, off_t off)
 /* name in dirfd, created empty: its descriptor in *fd, 0 or -errno. */
 static int regular_file_open(int dirfd, const char *name, int *fd)
 {
-	struct stat st;
-
-	/*
-	 * O_NONBLOCK: a FIFO planted under the name would block the open until a reader came
-	 * (regular files ignore the flag). Anything but a regular file is refused.
-	 */
-	*fd = openat(dirfd, name, CREATE_FLAGS | O_NONBLOCK, 0644);
-	if (*fd < 0)
-		return errno == ENXIO ? -EINVAL : -errno;
-	if (fstat(*fd, &st))
-		return -errno;
-	if (!S_ISREG(st.st_mode))
-		return -EINVAL;
-	return 0;
+	*fd = file_create(dirfd, name, false);
+	return *fd < 0 ? *fd : 0;
 }
 
 static int row_file_open(struct row_file *rf, int dirfd, const char *name)
@@ -383,17 +373,15 @@ struct out_files *out_files__open(const char *dir, unsigned int flags)
 	struct out_files *o;
 	int err;
 
-	if (mkdir(dir, 0755) && errno != EEXIST)
-		return NULL;
 	o = calloc(1, sizeof(*o));
 	if (!o)
 		return NULL;
 	o->container.fd = o->sched.fd = o->cgroup.fd = o->pool.fd = o->thread.fd = o->perf.fd =
 		o->host.fd = -1;
 	o->summary_fd = -1;
-	o->dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	o->dirfd = folder_open(dir, true, &o->made);
 	if (o->dirfd < 0) {
-		err = -errno;
+		err = o->dirfd;
 		goto err_out;
 	}
 	err = row_file_open(&o->container, o->dirfd, container_file.name);
@@ -423,6 +411,22 @@ err_out:
 	out_files__close(o);
 	errno = -err;
 	return NULL;
+}
+
+int out_files__give(struct out_files *o, uid_t uid, gid_t gid)
+{
+	const struct row_file *files[] = { &o->container, &o->sched, &o->cgroup, &o->pool,
+					   &o->thread,	  &o->perf,  &o->host };
+	size_t i;
+
+	if (o->made && fchown(o->dirfd, uid, gid))
+		return -errno;
+	for (i = 0; i < ARRAY_SIZE(files); i++)
+		if (files[i]->fd >= 0 && fchown(files[i]->fd, uid, gid))
+			return -errno;
+	if (o->summary_fd >= 0 && fchown(o->summary_fd, uid, gid))
+		return -errno;
+	return 0;
 }
 
 /* The rows go to memory streams; a failed write among them shows when they are committed. */
@@ -482,14 +486,14 @@ int out_files__write_summary(struct out_files *o, const char *json_text)
 		return summary_in_place(o->summary_fd, json_text);
 
 	/*
-	 * O_EXCL after the unlink: whatever sits at the temporary name (a stale file, or one
-	 * planted there) is neither followed nor written through.
+	 * The temporary name is cgstat's own: whatever sits there (a stale file, or a link
+	 * planted there) is removed, neither followed nor written through.
 	 */
 	if (unlinkat(o->dirfd, SUMMARY_TEMP, 0) && errno != ENOENT)
 		return -errno;
-	fd = openat(o->dirfd, SUMMARY_TEMP, CREATE_FLAGS | O_EXCL, 0644);
+	fd = file_create(o->dirfd, SUMMARY_TEMP, true);
 	if (fd < 0)
-		return -errno;
+		return fd;
 	err = pwrite_all(fd, json_text, strlen(json_text), 0);
 	if (!err)
 		err = pwrite_all(fd, "\n", 1, strlen(json_text));

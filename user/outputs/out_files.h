@@ -9,6 +9,8 @@
 #ifndef CGSTAT_OUT_FILES_H
 #define CGSTAT_OUT_FILES_H
 
+#include <sys/types.h>
+
 #include "record.h"
 
 struct out_files;
@@ -42,6 +44,13 @@ struct out_files *out_files__open(const char *dir, unsigned int flags);
  * columns fixed by that sample. 0, or -errno of the first failed write (-ENOSPC).
  */
 int out_files__write(struct out_files *o, const struct cg_interval *iv);
+
+/*
+ * Give the files made by out_files__open() to uid and gid, and the folder too where it made
+ * it: the user who ran cgstat through sudo, so that its runs are theirs to read, report on and
+ * remove. 0 or -errno.
+ */
+int out_files__give(struct out_files *o, uid_t uid, gid_t gid);
 
 /*
  * Write container-summary.json under a temporary name and rename it into place, so that the

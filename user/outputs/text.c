@@ -1,10 +1,14 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "text.h"
+
+#include "files.h"
 
 int stdio_error(void)
 {
@@ -120,15 +124,17 @@ void csv_fields(FILE *f, const char *const *names, int nr)
 	}
 }
 
-char *text_read_file(const char *path, size_t *len_out, int *err)
+/* What is left to read of fd, which is closed here. */
+static char *text_read_fd(int fd, size_t *len_out, int *err)
 {
 	size_t len = 0, cap = 0, n;
 	char *text = NULL, *grown;
 	FILE *f;
 
-	f = fopen(path, "re");
+	f = fdopen(fd, "r");
 	if (!f) {
 		*err = -errno;
+		close(fd);
 		return NULL;
 	}
 	do {
@@ -158,11 +164,38 @@ char *text_read_file(const char *path, size_t *len_out, int *err)
 	return text;
 }
 
+char *text_read_file(const char *path, size_t *len_out, int *err)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0) {
+		*err = -errno;
+		return NULL;
+	}
+	return text_read_fd(fd, len_out, err);
+}
+
+char *text_read_at(int dirfd, const char *name, size_t *len_out, int *err)
+{
+	int fd = file_open_read(dirfd, name);
+
+	if (fd < 0) {
+		*err = fd;
+		return NULL;
+	}
+	return text_read_fd(fd, len_out, err);
+}
+
 void md_field(FILE *f, const char *s)
 {
 	for (; *s; s++) {
-		if (strchr("|\\`*_<>[]", *s))
+		/* a control character would end the line, or act on a terminal that shows it */
+		if ((unsigned char)*s < 0x20 || *s == 0x7f) {
+			fputc(' ', f);
+			continue;
+		}
+		if (strchr("|\\`*_<>[]&#!~", *s))
 			fputc('\\', f);
-		fputc(*s == '\n' || *s == '\r' ? ' ' : *s, f);
+		fputc(*s, f);
 	}
 }

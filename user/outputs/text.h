@@ -50,7 +50,16 @@ int stdio_error(void);
  */
 char *text_read_file(const char *path, size_t *len, int *err);
 
-/* s as text in a Markdown table cell: its markup characters escaped, line breaks as spaces. */
+/*
+ * The same for name in the folder dirfd, as file_open_read() opens it: a folder's file that may
+ * be a planted link is read through none.
+ */
+char *text_read_at(int dirfd, const char *name, size_t *len, int *err);
+
+/*
+ * s as text in Markdown (a table cell, a line): its markup characters escaped (so that no
+ * label makes a link, an image, a heading or HTML), control characters as spaces.
+ */
 void md_field(FILE *f, const char *s);
 
 /* fflush, and report any write on f that failed since it was opened: 0 or -errno. */

@@ -5,11 +5,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <cjson/cJSON.h>
 
 #include "csv_reader.h"
 #include "derived.h"
+#include "files.h"
 #include "message.h"
 #include "report.h"
 #include "text.h"
@@ -59,6 +61,7 @@ static const struct chart charts[] = {
 
 struct report {
 	const char *dir;
+	int dirfd; /* dir's: every file is read and written relative to it, through no link */
 	struct csv_table *tables[NR_FILES];
 	cJSON *summary;
 	uint64_t start_ms; /* from the summary; 0 without one (the first row has no rate then) */
@@ -78,18 +81,26 @@ static void say_missing(struct report *r, const char *file, const char *why)
 		 "%s%s (%s)", *r->missing ? "; " : "", file, why);
 }
 
+/* Why a file of the folder could not be read (-errno from text_read_at()). */
+static const char *read_failure(int err)
+{
+	if (err == -ELOOP)
+		return "a symbolic link, which report does not read through";
+	if (err == -EINVAL)
+		return "not a regular file";
+	return strerror(-err);
+}
+
 static void read_inputs(struct report *r)
 {
-	char path[4096];
 	size_t len;
 	char *text;
 	int err;
 
 	for (int i = 0; i < NR_FILES; i++) {
-		snprintf(path, sizeof(path), "%s/%s", r->dir, file_names[i]);
-		text = text_read_file(path, &len, &err);
+		text = text_read_at(r->dirfd, file_names[i], &len, &err);
 		if (!text) {
-			say_missing(r, file_names[i], strerror(-err));
+			say_missing(r, file_names[i], read_failure(err));
 			continue;
 		}
 		r->tables[i] = csv_table_parse(text, len);
@@ -99,10 +110,9 @@ static void read_inputs(struct report *r)
 		else if (r->tables[i]->truncated)
 			say_missing(r, file_names[i], "its last row is cut short and left out");
 	}
-	snprintf(path, sizeof(path), "%s/container-summary.json", r->dir);
-	text = text_read_file(path, NULL, &err);
+	text = text_read_at(r->dirfd, "container-summary.json", NULL, &err);
 	if (!text) {
-		say_missing(r, "container-summary.json", strerror(-err));
+		say_missing(r, "container-summary.json", read_failure(err));
 		return;
 	}
 	r->summary = cJSON_Parse(text);
@@ -285,9 +295,11 @@ static void write_md(FILE *f, const struct report *r)
 		json_number(m, "durationSeconds"));
 	cJSON_ArrayForEach(item, host)
 	{
-		if (cJSON_IsNumber(item))
-			fprintf(f, "%s %s %.1f", item == host->child ? "" : ",", item->string,
-				item->valuedouble);
+		if (cJSON_IsNumber(item)) {
+			fputs(item == host->child ? " " : ", ", f);
+			md_field(f, item->string);
+			fprintf(f, " %.1f", item->valuedouble);
+		}
 	}
 	fputs("\n", f);
 	md_table(f, containers, "Containers", pulsar_columns, ARRAY_SIZE(pulsar_columns));
@@ -544,12 +556,19 @@ static int write_file(struct report *r, const char *name,
 {
 	char path[4096];
 	FILE *f;
-	int err;
+	int err, fd;
 
 	snprintf(path, sizeof(path), "%s/%s", r->dir, name);
-	f = fopen(path, "we");
+	/* made anew: no link planted under the name, nor another link to the file, is written */
+	fd = file_create(r->dirfd, name, true);
+	if (fd < 0) {
+		err = -fd;
+		goto fail;
+	}
+	f = fdopen(fd, "w");
 	if (!f) {
 		err = errno;
+		close(fd);
 		goto fail;
 	}
 	err = -fn(f, r, ctx);
@@ -561,7 +580,10 @@ static int write_file(struct report *r, const char *name,
 fail:
 	fputs("cgstat: report: ", r->err);
 	message_quote(r->err, path);
-	fprintf(r->err, ": %s\n", strerror(err));
+	fprintf(r->err, ": %s\n",
+		err == ELOOP	? "a symbolic link, which report does not write through"
+		: err == EINVAL ? "not a regular file, which report does not replace"
+				: strerror(err));
 	return 1;
 }
 
@@ -620,11 +642,19 @@ int report_main(int argc, char **argv, FILE *err)
 		return 2;
 	}
 	r.dir = argv[1];
+	r.dirfd = folder_open(r.dir, false, NULL);
+	if (r.dirfd < 0) {
+		fputs("cgstat: report: ", err);
+		message_quote(err, r.dir);
+		fprintf(err, ": %s\n", strerror(-r.dirfd));
+		return 1;
+	}
 	read_inputs(&r);
 	for (i = 0; i < NR_FILES && !r.tables[i]; i++)
 		;
 	if (i == NR_FILES && !r.summary) {
 		fprintf(err, "cgstat: report: nothing in the folder could be read\n");
+		close(r.dirfd);
 		return 1;
 	}
 	start = json_number(cJSON_GetObjectItemCaseSensitive(r.summary, "measurement"),
@@ -640,5 +670,6 @@ int report_main(int argc, char **argv, FILE *err)
 	for (i = 0; i < NR_FILES; i++)
 		csv_table_free(r.tables[i]);
 	cJSON_Delete(r.summary);
+	close(r.dirfd);
 	return ret;
 }

@@ -1,0 +1,216 @@
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+"""What cgstat may do once attached, and where it may write, as the kernel shows it.
+
+- Every thread of cgstat, in every mode (default, -c with an output folder, --listen,
+  --threads, -- CMD, the live view on a terminal), once attached: its ids and capability sets
+  from /proc/PID/task/TID/status. Each holds nobody's ids and no more than the documented set
+  (docs/reliability.md, Security): CAP_BPF, and CAP_KILL with -- CMD; the bounding set the
+  same, nothing inheritable or ambient, no_new_privs. Before 2026-12-05 the --listen thread,
+  which parses what the network sends, kept every capability and uid 0.
+- An output folder given as a symlink, with or without a trailing slash (the slash makes the
+  kernel follow the link despite O_NOFOLLOW): one line, exit 1, nothing in the link's target
+  changed (its files' checksums)."""
+
+import hashlib
+import os
+import pty
+import pwd
+import select
+import signal
+import subprocess
+import tempfile
+import threading
+import time
+import urllib.request
+
+import harness as h
+
+CAP_KILL = 5
+CAP_BPF = 39
+
+
+def nobody_ids():
+    try:
+        pw = pwd.getpwnam("nobody")
+        return pw.pw_uid, pw.pw_gid
+    except KeyError:
+        return 65534, 65534
+
+
+def threads_status(pid):
+    """tid -> the fields of /proc/PID/task/TID/status, for every thread of pid."""
+    out = {}
+    for tid in os.listdir("/proc/%d/task" % pid):
+        try:
+            with open("/proc/%d/task/%s/status" % (pid, tid)) as f:
+                out[int(tid)] = dict((k, v.strip()) for k, v in
+                                     (line.split(":", 1) for line in f if ":" in line))
+        except FileNotFoundError:
+            continue
+    return out
+
+
+def wait_threads(pid, n, timeout=20):
+    """Wait until pid has at least n threads; its threads' status then."""
+    deadline = time.monotonic() + timeout
+    while True:
+        status = threads_status(pid)
+        if len(status) >= n or time.monotonic() > deadline:
+            return status
+        time.sleep(0.02)
+
+
+def check_threads(mode, pid, threads, kept):
+    """Every thread of pid: nobody's ids, the kept capabilities at most, none to pass on."""
+    uid, gid = nobody_ids()
+    status = wait_threads(pid, threads)
+    h.check(len(status) == threads, "%s: %d threads (want %d: %s)"
+            % (mode, len(status), threads, sorted(s.get("Name") for s in status.values())))
+    for tid, s in sorted(status.items()):
+        ids = [int(x) for x in s["Uid"].split()] + [int(x) for x in s["Gid"].split()]
+        caps = {k: int(s[k], 16) for k in ("CapEff", "CapPrm", "CapBnd", "CapInh", "CapAmb")}
+        want = {"CapEff": kept, "CapPrm": kept, "CapBnd": kept, "CapInh": 0, "CapAmb": 0}
+        h.check(ids == [uid] * 4 + [gid] * 4 and caps == want and s["NoNewPrivs"] == "1"
+                and s.get("Groups", "") == "",
+                "%s: thread %d (%s): uids and gids %s, groups %r, %s, NoNewPrivs %s; want "
+                "nobody's %d/%d, %s, no groups, NoNewPrivs 1"
+                % (mode, tid, s.get("Name"), ids, s.get("Groups"),
+                   {k: "%x" % v for k, v in caps.items()}, s["NoNewPrivs"], uid, gid,
+                   {k: "%x" % v for k, v in want.items()}))
+
+
+def background_modes(args, tmp, cg):
+    """The modes that run with stdout a pipe: each once attached and writing."""
+    bpf_only = 1 << CAP_BPF
+    port = h.free_port()
+    for mode, extra, threads, kept in (
+            ("default", [], 1, bpf_only),
+            ("-c", ["-c", "w=" + cg], 1, bpf_only),
+            ("--threads", ["--threads", "-c", "w=" + cg], 1, bpf_only),
+            ("--listen", ["--listen", "127.0.0.1:%d" % port, "-c", "w=" + cg], 2, bpf_only),
+            ("-- CMD", ["--", "sleep", "60"], 1, bpf_only | 1 << CAP_KILL)):
+        cgstat = h.Cgstat(args.cgstat, ["-i", "0.2"] + extra, stamp_lines=True,
+                          env=h.command_env() if mode == "-- CMD" else None)
+        cgstat.wait_lines(2)
+        if mode == "--listen":
+            with urllib.request.urlopen("http://127.0.0.1:%d/metrics" % port, timeout=10) as r:
+                h.check(r.status == 200, "--listen: /metrics served (status %d)" % r.status)
+        check_threads(mode, cgstat.proc.pid, threads, kept)
+        # -- CMD: SIGINT goes to sleep, which it ends: cgstat exits with its status
+        cgstat.stop(want=128 + signal.SIGINT if mode == "-- CMD" else 0)
+
+
+def live_view(args, cg):
+    """The live view, on a terminal of the test's making, once it has drawn."""
+    master, slave = pty.openpty()
+    proc = subprocess.Popen([args.cgstat, "-i", "0.2", "-c", "w=" + cg], stdin=slave,
+                            stdout=slave, stderr=subprocess.PIPE, env=dict(os.environ,
+                                                                         TERM="xterm"))
+    os.close(slave)
+    drawn = bytearray()
+    stop = threading.Event()
+
+    def drain():
+        # the terminal's output read as it comes, so that cgstat never blocks on it
+        while not stop.is_set():
+            ready, _, _ = select.select([master], [], [], 0.1)
+            if ready:
+                try:
+                    drawn.extend(os.read(master, 65536))
+                except OSError:
+                    return
+
+    reader = threading.Thread(target=drain, daemon=True)
+    reader.start()
+    # attached and past the drop of privileges, which comes before the first interval; then
+    # the view draws
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and proc.poll() is None and not (
+            drawn and threads_status(proc.pid).get(proc.pid, {}).get("CapEff")
+            == "%016x" % (1 << CAP_BPF)):
+        time.sleep(0.05)
+    h.precondition(bool(drawn), "live view: drawn on the terminal (%d bytes)" % len(drawn))
+    check_threads("live view", proc.pid, 1, 1 << CAP_BPF)
+    os.write(master, b"q")
+    try:
+        code = proc.wait(20)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        code = proc.wait()
+    stop.set()
+    reader.join(5)
+    os.close(master)
+    h.check_exit("live view", code, 0, proc.stderr.read())
+
+
+def tree_sums(path):
+    """name -> sha256 of every file under path."""
+    out = {}
+    for root, _, files in os.walk(path):
+        for name in files:
+            full = os.path.join(root, name)
+            with open(full, "rb") as f:
+                out[os.path.relpath(full, path)] = hashlib.sha256(f.read()).hexdigest()
+    return out
+
+
+def output_folder_link(args, tmp, cg):
+    """-o LINK and -o LINK/ where LINK is a symlink to a folder: refused, the folder as it was."""
+    target = os.path.join(tmp, "target")
+    os.mkdir(target)
+    with open(os.path.join(target, "sched-stats.csv"), "w") as f:
+        f.write("someone else's file\n")
+    link = os.path.join(tmp, "results")
+    os.symlink(target, link)
+    before = tree_sums(target)
+    for given in (link, link + "/", link + "//"):
+        p = h.run_cgstat([args.cgstat, "-q", "-d", "0.3", "-o", given, "-c", "w=" + cg],
+                         want=1)
+        err = p.stderr.decode(errors="replace")
+        h.check(err.count("\n") == 1 and "output folder" in err,
+                "-o %s (a symlink): one line: %r" % (given, err))
+        h.check(tree_sums(target) == before and sorted(os.listdir(target)) == sorted(before),
+                "-o %s: the link's target unchanged (%s)" % (given, sorted(os.listdir(target))))
+
+
+OUTPUT_FILES = ("container-stats.csv", "sched-stats.csv", "cgroup-stats.csv", "pool-stats.csv",
+                "thread-stats.csv", "perf-stat.csv", "host-io.csv", "container-summary.json")
+
+
+def output_file_links(args, tmp, cg):
+    """Each file cgstat writes planted as a link to a file outside the folder, as root and as
+    under sudo (SUDO_UID set): one line, exit 1, the link's target unchanged."""
+    for env, who in ((None, "root"), (dict(os.environ, SUDO_UID="65534", SUDO_GID="65534"),
+                                      "under sudo")):
+        for name in OUTPUT_FILES:
+            folder = os.path.join(tmp, "links-%s-%s" % (who.replace(" ", "-"), name))
+            os.mkdir(folder)
+            victim = folder + ".victim"
+            with open(victim, "w") as f:
+                f.write("not cgstat's\n")
+            with open(victim, "rb") as f:
+                want = f.read()
+            os.symlink(victim, os.path.join(folder, name))
+            p = h.run_cgstat([args.cgstat, "-q", "-d", "0.3", "--threads", "-o", folder, "-c",
+                              "w=" + cg], want=1, env=env)
+            err = p.stderr.decode(errors="replace")
+            with open(victim, "rb") as f:
+                got = f.read()
+            h.check(err.count("\n") == 1 and "symbolic link" in err and got == want,
+                    "%s: %s a link to a file outside: one line %r, its target unchanged (%r)"
+                    % (who, name, err, got[:40]))
+
+
+def main():
+    args = h.parse_args()
+    tmp = h.scratch_path(tempfile.mkdtemp(prefix="cgstat-security-"))
+    with h.scratch_cgroup("sec") as cg:
+        background_modes(args, tmp, cg)
+        live_view(args, cg)
+        output_folder_link(args, tmp, cg)
+        output_file_links(args, tmp, cg)
+    h.done()
+
+
+if __name__ == "__main__":
+    main()

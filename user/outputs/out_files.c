@@ -462,7 +462,10 @@ int out_files__write(struct out_files *o, const struct cg_interval *iv)
 	return commit_all(o);
 }
 
-/* Into the file made at open, over what it held: whole unless the machine fails meanwhile. */
+/*
+ * Into the file made at open, over what it held: whole unless the machine fails meanwhile, and
+ * empty where the write fails (a full disk), never a part.
+ */
 static int summary_in_place(int fd, const char *json_text)
 {
 	size_t len = strlen(json_text);
@@ -474,6 +477,8 @@ static int summary_in_place(int fd, const char *json_text)
 	if (!err)
 		err = pwrite_all(fd, "\n", 1, len);
 	if (!err && fsync(fd))
+		err = -errno;
+	if (err && ftruncate(fd, 0))
 		err = -errno;
 	return err;
 }

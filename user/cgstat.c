@@ -44,10 +44,10 @@
 #include "watch.h"
 
 /*
- * What ended the run: SIGINT or SIGTERM once taken, SIGPIPE when the stdout reader went away,
- * SIGCHLD when the command ended and its cgroup is empty. The signals are blocked from the
- * start and taken only by sleep_until(): one that comes while cgstat starts, loads, seeds or
- * drains waits there, and the run stops cleanly at once.
+ * What ended the run: SIGINT, SIGTERM or SIGHUP once taken, SIGPIPE when the stdout reader went
+ * away, SIGCHLD when the command ended and its cgroup is empty. The signals are blocked from
+ * the start and taken only by sleep_until(): one that comes while cgstat starts, loads, seeds
+ * or drains waits there, and the run stops cleanly at once.
  */
 static int stop_signal;
 static sigset_t stop_signals;
@@ -101,16 +101,19 @@ static void raise_fd_limit(void)
 }
 
 /*
- * With a command, a SIGINT or SIGTERM sent to cgstat goes to the command first, and the run
- * ends when the command does; a second one ends the run at once. One that a terminal sent
- * (si_code SI_KERNEL: Ctrl-C) reached the command too, in the same foreground process group,
- * and is not sent again. False when the signal is to end the run.
+ * With a command, a SIGINT, SIGTERM or SIGHUP sent to cgstat goes to the command first, and the
+ * run ends when the command does; a second one ends the run at once. One that a terminal sent
+ * (si_code SI_KERNEL: Ctrl-C, a hangup) reached the command too where the command is in the
+ * terminal's foreground process group, and is not sent again; a command in a group of its own
+ * (`timeout 60 ./bench`: GNU timeout makes one) gets it from cgstat. So does one whose run
+ * ends otherwise (q in the live view, the stdout reader gone), as a SIGINT. False when the
+ * signal is to end the run.
  */
 static bool forward_to_command(struct command *cmd, int sig, int code, bool *forwarded)
 {
 	if (!cmd || *forwarded)
 		return false;
-	if (code != SI_KERNEL && !command__signal(cmd, sig))
+	if ((code != SI_KERNEL || !command__in_foreground(cmd)) && !command__signal(cmd, sig))
 		return false;
 	*forwarded = true;
 	return true;
@@ -152,8 +155,10 @@ static bool sleep_until(uint64_t deadline_ns, struct command *cmd, bool *forward
 		if (live && (n < 0 || fds[1].revents)) {
 			if (fds[1].revents & (POLLHUP | POLLERR | POLLNVAL))
 				fds[1].fd = -1; /* the terminal went away: no more keys */
-			if (live__keys(live) == LIVE_QUIT)
-				stop_signal = SIGINT; /* q ends the run as Ctrl-C does */
+			/* q ends the run as a SIGINT sent to cgstat does */
+			if (live__keys(live) == LIVE_QUIT &&
+			    !forward_to_command(cmd, SIGINT, SI_USER, forwarded))
+				stop_signal = SIGINT;
 		}
 		if (n <= 0 || !(fds[0].revents & POLLIN) ||
 		    read(stop_fd, &info, sizeof(info)) != sizeof(info))
@@ -392,11 +397,15 @@ static int run_interval(struct run *r, uint64_t epoch_ms, uint64_t mono_ns)
 		err = stream__write(stdout, r->format, &iv, r->stream_first);
 		r->stream_first = false;
 		if (err) {
-			/* the reader went away: end the run, keeping the files whole */
+			/*
+			 * The reader went away: end the run, keeping the files whole; with a
+			 * command, end the command as a SIGINT would, and the run with it.
+			 */
 			r->stream_open = false;
 			if (err != -EPIPE)
 				fprintf(stderr, "cgstat: stdout: %s\n", strerror(-err));
-			stop_signal = SIGPIPE;
+			if (!forward_to_command(r->command, SIGINT, SI_USER, &r->signal_forwarded))
+				stop_signal = SIGPIPE;
 		}
 	}
 	if (r->files) {
@@ -506,7 +515,16 @@ static int run_loop(struct run *r)
 	}
 	live__close(r->live);
 	r->live = NULL;
-	/* after a failed interval (a full disk) its error is the one line to say */
+	/*
+	 * An interval failed (a full disk) while the command runs: it is ended as the first
+	 * SIGINT would, and waited for (a second signal ends the wait, leaving it running),
+	 * so that nothing of it runs on unmeasured.
+	 */
+	if (err && r->command &&
+	    forward_to_command(r->command, SIGINT, SI_USER, &r->signal_forwarded))
+		while (sleep_until(UINT64_MAX, r->command, &r->signal_forwarded, NULL))
+			;
+	/* after a failed interval its error is the one line to say */
 	if (!err)
 		err = write_summary(r, start_ms, clock_ns(CLOCK_REALTIME) / NSEC_PER_MSEC);
 	if (r->command)
@@ -557,6 +575,8 @@ int main(int argc, char **argv)
 	sigemptyset(&stop_signals);
 	sigaddset(&stop_signals, SIGINT);
 	sigaddset(&stop_signals, SIGTERM);
+	/* a terminal that hangs up (an ssh session that drops) ends the run as SIGTERM does */
+	sigaddset(&stop_signals, SIGHUP);
 	sigaddset(&stop_signals, SIGCHLD);
 	sigprocmask(SIG_BLOCK, &stop_signals, NULL);
 	stop_fd = signalfd(-1, &stop_signals, SFD_CLOEXEC);

@@ -193,9 +193,17 @@ static void say(const char *what, const char *path, int err)
  */
 static void __attribute__((noreturn)) janitor_run(const struct command *c, int fd)
 {
+	sigset_t all;
 	char byte;
 	ssize_t n;
 
+	/*
+	 * Out of cgstat's session and process group, every signal blocked: a hangup, or a
+	 * signal sent to the group, that ends cgstat must not end the one that cleans up after it.
+	 */
+	setsid();
+	sigfillset(&all);
+	sigprocmask(SIG_BLOCK, &all, NULL);
 	do
 		n = read(fd, &byte, 1);
 	while (n > 0 || (n < 0 && errno == EINTR));
@@ -353,6 +361,20 @@ int command__go(struct command *c)
 	c->go_fd = -1;
 	c->started = !err;
 	return err;
+}
+
+bool command__in_foreground(const struct command *c)
+{
+	static const int terminal_fds[] = { STDIN_FILENO, STDOUT_FILENO, STDERR_FILENO };
+	pid_t group = getpgid(c->pid), foreground;
+	size_t i;
+
+	for (i = 0; i < sizeof(terminal_fds) / sizeof(terminal_fds[0]); i++) {
+		foreground = tcgetpgrp(terminal_fds[i]);
+		if (foreground > 0)
+			return group > 0 && group == foreground;
+	}
+	return false;
 }
 
 bool command__signal(struct command *c, int sig)

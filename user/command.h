@@ -39,6 +39,12 @@ const char *command__cgroup(const struct command *c);
 /* Let the command exec. 0 or -errno. */
 int command__go(struct command *c);
 
+/*
+ * Whether the command's process group is the foreground one of cgstat's terminal (stdin,
+ * stdout or stderr): a Ctrl-C or a hangup there reached it as it reached cgstat.
+ */
+bool command__in_foreground(const struct command *c);
+
 /* Send sig to the command; false when it has exited (nothing to send it to). */
 bool command__signal(struct command *c, int sig);
 

@@ -4,9 +4,11 @@ at the end, and cgstat exits with the command's status. Checked as a user would 
 command that exits 3, one killed by a signal, one whose child outlives it (the run goes on until
 the cgroup is empty), a SIGTERM sent to cgstat (it goes to the command, which ends the run; a
 second one ends it at once and leaves the command running elsewhere; a Ctrl-C on a terminal is
-not sent twice), cgstat killed (its janitor still removes the cgroups), a command started
-through sudo (it runs as the user), and commands that cannot be run (exit 127, one line,
-nothing made).
+not sent twice, but is sent on to a command in a process group of its own), a hangup (SIGHUP
+ends the run as SIGTERM; the janitor survives it), a run that ends otherwise (q, the stdout
+reader gone, a full disk: the command ended as by a first SIGINT), cgstat killed (its janitor
+still removes the cgroups), a command started through sudo (it runs as the user, with their
+HOME), and commands that cannot be run (exit 127, one line, nothing made).
 
 The command's figures are checked against its cgroup's cpu.stat, read by the command itself as
 its last act (the cgroup is gone once cgstat exits), and the brief summary on stderr against
@@ -199,33 +201,129 @@ def forwarded(args, tmp, mount):
     h.check(got > 500, "SIGTERM forwarded: the partial interval has the command's %.0f ms" % got)
 
 
-def terminal_ctrl_c(args, tmp, mount):
-    """Ctrl-C on a terminal (tmux) reaches cgstat and the command, one foreground process group:
-    cgstat must not send the command a second SIGINT. The command counts the SIGINTs it gets
-    in the half second after the first, and exits with that count."""
-    work = os.path.join(tmp, "tty")
+# The command of the terminal checks: it counts the SIGINTs it gets in the half second after
+# the first and exits with that count (the trap is set before it says it started).
+COUNT_SIGINT = ("n=0; trap 'n=$((n+1))' INT; echo > %s; while [ $n -eq 0 ]; do :; done; "
+                "sleep 0.5; exit $n\n")
+
+
+def on_terminal(args, tmp, name, cgstat_args, script, keys, wrapper=""):
+    """cgstat CGSTAT_ARGS -o DIR -- [WRAPPER] sh SCRIPT on a terminal (tmux); once the script
+    says it started (it writes the file its %s names), keys are typed. (cgstat's exit status,
+    its stderr.)"""
+    work = os.path.join(tmp, name)
     os.mkdir(work)
     rc_path = os.path.join(work, "rc")
     started = os.path.join(work, "started")
-    session = "cgstat-test-%d-cmd" % os.getpid()
-    script = os.path.join(work, "count-sigint.sh")
-    with open(script, "w") as f:
-        # the trap is set before the command says it started
-        f.write("n=0; trap 'n=$((n+1))' INT; echo > %s; while [ $n -eq 0 ]; do :; done; "
-                "sleep 0.5; exit $n\n" % started)
+    session = "cgstat-test-%d-%s" % (os.getpid(), name)
+    script_path = os.path.join(work, "script.sh")
+    with open(script_path, "w") as f:
+        f.write(script % started)
     stderr_path = os.path.join(work, "stderr")
-    h.tmux_session(session, work, "%s -q -o %s -- sh %s 2> %s; echo $? > %s; sleep 60"
-                   % (args.cgstat, os.path.join(work, "out"), script, stderr_path, rc_path))
+    h.tmux_session(session, work, "%s %s -o %s -- %s sh %s 2> %s; echo $? > %s; sleep 60"
+                   % (args.cgstat, " ".join(cgstat_args), os.path.join(work, "out"), wrapper,
+                      script_path, stderr_path, rc_path))
     try:
         h.wait_file(started, 30)
-        h.tmux("send-keys", "-t", session, "C-c")
+        h.tmux("send-keys", "-t", session, keys)
         code = h.wait_file(rc_path, 20)
     finally:
         h.tmux("kill-session", "-t", session, check=False)
     with open(stderr_path, errors="replace") as f:
-        h.check_exit("Ctrl-C on a terminal", int(code), 1, f.read())
-    h.check(code == "1", "Ctrl-C on a terminal: the command got %s SIGINT (its exit code), "
+        return int(code), f.read()
+
+
+def terminal_ctrl_c(args, tmp, mount):
+    """Ctrl-C on a terminal (tmux) reaches cgstat and the command, one foreground process group:
+    cgstat must not send the command a second SIGINT (COUNT_SIGINT exits 1)."""
+    code, err = on_terminal(args, tmp, "tty", ["-q"], COUNT_SIGINT, "C-c")
+    h.check_exit("Ctrl-C on a terminal", code, 1, err)
+    h.check(code == 1, "Ctrl-C on a terminal: the command got %s SIGINT (its exit code), "
             "want 1: cgstat did not send it again" % code)
+
+
+def own_group_ctrl_c(args, tmp, mount):
+    """Ctrl-C on a terminal where the command runs in a process group of its own (GNU timeout
+    makes one, as the README suggests `timeout 60 ./bench`): the terminal's SIGINT reaches cgstat
+    alone, and cgstat sends it on, once (COUNT_SIGINT under timeout exits 1). (Before 2026-12-05
+    cgstat took it as already delivered, and the run went on until timeout's 60 s.)"""
+    code, err = on_terminal(args, tmp, "tty-group", ["-q"], COUNT_SIGINT, "C-c",
+                            wrapper="timeout 60")
+    h.check_exit("Ctrl-C, the command in its own group", code, 1, err)
+
+
+def hangup(args, tmp, mount):
+    """SIGHUP to cgstat's process group, as a shell sends its jobs when the terminal goes (an ssh
+    session that drops): cgstat ends the run as SIGTERM does (the summary whole, the command's
+    status), and its janitor, in a session of its own, still removes the cgroups. (Before
+    2026-12-05 the signal killed cgstat and the janitor with it: cgstat-PID/LABEL was left.)"""
+    before = made_cgroups(mount)
+    out = os.path.join(tmp, "hangup")
+    started = os.path.join(tmp, "hangup.started")
+    proc = subprocess.Popen([args.cgstat, "-q", "-i", "0.2", "-o", out, "--", "sh", "-c",
+                             "trap 'exit 5' HUP; echo > %s; while :; do sleep 0.05; done"
+                             % started], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            env=h.command_env(), start_new_session=True)
+    left = set()
+    try:
+        h.wait_file(started, 30)
+        os.killpg(proc.pid, signal.SIGHUP)
+        _, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        # what is left, then removed: the test makes no mess of its own
+        left = made_cgroups(mount) - before
+        for cgroup in left:
+            h.remove_cgroup_tree(os.path.join(mount, cgroup))
+    h.check_exit("SIGHUP to the process group", proc.returncode, 5, err)
+    h.check(not left, "SIGHUP: cgstat's cgroups removed (left: %s)" % sorted(left))
+    try:
+        summary = h.summary_of(out)
+    except (OSError, ValueError) as e:
+        summary = {"error": str(e)}
+    h.check("sh" in summary.get("containers", {}), "SIGHUP: the summary is whole, with the "
+            "command's figures: %s" % sorted(summary)[:5])
+
+
+def reader_gone(args, tmp, mount):
+    """The reader of cgstat's stdout goes away mid-run: the command is ended as by a first
+    SIGINT (its trap exits 9), and cgstat exits with its status, the cgroups removed. (Before
+    2026-12-05 the run ended at once with 141, the command moved out and left running.)"""
+    before = made_cgroups(mount)
+    started = os.path.join(tmp, "reader.started")
+    pid_file = os.path.join(tmp, "reader.pid")
+    # stderr to a file: a command left running would hold a pipe open
+    with tempfile.TemporaryFile() as err_file:
+        proc = subprocess.Popen([args.cgstat, "-i", "0.2", "--", "sh", "-c",
+                                 "echo $$ > %s; trap 'exit 9' INT; echo > %s; "
+                                 "while :; do sleep 0.05; done > /dev/null 2>&1"
+                                 % (pid_file, started)], stdout=subprocess.PIPE,
+                                stderr=err_file, env=h.command_env())
+        try:
+            h.wait_file(started, 30)
+            with command_pid(pid_file):
+                proc.stdout.readline()
+                proc.stdout.close()
+                proc.wait(30)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+        err_file.seek(0)
+        err = err_file.read()
+    h.check_exit("stdout's reader gone", proc.returncode, 9, err)
+    h.check(made_cgroups(mount) == before, "stdout's reader gone: cgstat's cgroups removed")
+
+
+def live_quit(args, tmp, mount):
+    """q in the live view of a run with a command: the command is ended as by a first SIGINT
+    (its trap exits 4) and cgstat exits with its status. (Before 2026-12-05: 130, the command
+    moved out and left running.)"""
+    code, err = on_terminal(args, tmp, "live-q", ["-f", "live", "-i", "0.2"],
+                            "trap 'exit 4' INT; echo > %s; while :; do sleep 0.05; done\n", "q")
+    h.check_exit("q in the live view, with a command", code, 4, err)
 
 
 def second_signal(args, tmp, mount):
@@ -320,8 +418,9 @@ def not_runnable(args, tmp, mount):
 def cgstat_fails(args, tmp, mount):
     """cgstat's own failure gives exit 1 whatever the command does. Before the start (a FIFO
     where a CSV file goes): one line, the command never runs, nothing is left. During the run
-    (the output folder's file system fills up): the error said, the command still running moved
-    out to the root and left running, as after a second signal, the cgroups removed."""
+    (the output folder's file system fills up): the error said, the command ended as the first
+    SIGINT would end it (its trap says so) and waited for, the cgroups removed. (Before
+    2026-12-05 it was moved out and left running, unmeasured.)"""
     before = made_cgroups(mount)
     out = os.path.join(tmp, "fifo-out")
     os.mkdir(out)
@@ -338,22 +437,22 @@ def cgstat_fails(args, tmp, mount):
     # room for the files' first pages and little more: the first intervals fill it
     subprocess.run(["mount", "-t", "tmpfs", "-o", "size=28k", "tmpfs", full], check=True)
     pid_file = os.path.join(tmp, "full.pid")
+    trapped = os.path.join(tmp, "full.sigint")
     try:
         code, _, err = run(args, ["-i", "0.1", "-c", "root=" + mount],
-                           # its own output elsewhere: it outlives cgstat, and holds no pipe
-                           ["sh", "-c", "echo $$ > %s; exec sleep 60 > /dev/null 2>&1"
-                            % pid_file],
+                           # its own output elsewhere, so that it holds no pipe
+                           ["sh", "-c", "echo $$ > %s; trap 'echo > %s; exit 9' INT; "
+                            "while :; do sleep 0.05; done > /dev/null 2>&1"
+                            % (pid_file, trapped)],
                            os.path.join(full, "out"), 1)
         with command_pid(pid_file) as pid:
-            with open("/proc/%d/cgroup" % pid) as f:
-                cgroup = f.read()
-            h.check(code == 1 and "No space left on device" in err
-                    and re.search(r"still runs?; moved to cgroup '/'", err)
-                    and "0::/\n" in cgroup
+            h.check(code == 1 and "No space left on device" in err and "moved to" not in err
+                    and os.path.exists(trapped) and not os.path.exists("/proc/%d" % pid)
                     and made_cgroups(mount) == before,
-                    "the output's file system full: exit %d (want 1), said, the command (in "
-                    "%r) moved out and running, no cgroup left: %r" % (code, cgroup.strip(),
-                                                                   err[-300:]))
+                    "the output's file system full: exit %d (want 1), said, the command ended "
+                    "by a SIGINT (its trap ran: %s, it is gone: %s), no cgroup left: %r"
+                    % (code, os.path.exists(trapped), not os.path.exists("/proc/%d" % pid),
+                       err[-300:]))
     finally:
         subprocess.run(["umount", full], check=False)
 
@@ -370,6 +469,10 @@ def main():
     orphan(args, tmp, mount)
     forwarded(args, tmp, mount)
     terminal_ctrl_c(args, tmp, mount)
+    own_group_ctrl_c(args, tmp, mount)
+    hangup(args, tmp, mount)
+    reader_gone(args, tmp, mount)
+    live_quit(args, tmp, mount)
     second_signal(args, tmp, mount)
     cgstat_killed(args, tmp, mount)
     sudo_user(args, tmp, mount)

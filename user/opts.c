@@ -513,7 +513,7 @@ int opts_parse_listen(const char *arg, char **addr, char **port)
 {
 	const char *colon = strrchr(arg, ':'), *p = colon ? colon + 1 : arg;
 	unsigned char buf[sizeof(struct in6_addr)];
-	char host[INET6_ADDRSTRLEN + 2] = "127.0.0.1";
+	char host[INET6_ADDRSTRLEN + 2] = "127.0.0.1", number[8];
 	size_t len = colon ? (size_t)(colon - arg) : 0;
 	uint64_t value;
 
@@ -533,8 +533,10 @@ int opts_parse_listen(const char *arg, char **addr, char **port)
 		if (inet_pton(AF_INET, host, buf) != 1 && inet_pton(AF_INET6, host, buf) != 1)
 			return -EINVAL;
 	}
+	/* the port as a number says it: "000009477" cut to five characters was port 0, any port */
+	snprintf(number, sizeof(number), "%u", (unsigned int)value);
 	*addr = strdup(host);
-	*port = strndup(p, 5);
+	*port = strdup(number);
 	if (!*addr || !*port) {
 		free(*addr);
 		free(*port);

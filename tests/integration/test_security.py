@@ -7,6 +7,8 @@
   (docs/reliability.md, Security): CAP_BPF, and CAP_KILL with -- CMD; the bounding set the
   same, nothing inheritable or ambient, no_new_privs. Before 2026-12-05 the --listen thread,
   which parses what the network sends, kept every capability and uid 0.
+- --listen with 64 slow connections (slowloris) open from the scraper's own address: every
+  scrape answered, each slow connection dropped in bounded time, the connections bounded.
 - An output folder given as a symlink, with or without a trailing slash (the slash makes the
   kernel follow the link despite O_NOFOLLOW): one line, exit 1, nothing in the link's target
   changed (its files' checksums)."""
@@ -17,6 +19,7 @@ import pty
 import pwd
 import select
 import signal
+import socket
 import subprocess
 import tempfile
 import threading
@@ -173,6 +176,95 @@ def output_folder_link(args, tmp, cg):
                 "-o %s: the link's target unchanged (%s)" % (given, sorted(os.listdir(target))))
 
 
+SLOW_CLIENTS = 64
+# listener.c: LISTENER_REQUEST_SECONDS, LISTENER_CONNECTIONS
+REQUEST_SECONDS = 10
+CONNECTIONS = 128
+# how often each slow connection sends its next byte, and the scraper asks
+SLOW_BYTE_SECONDS = 2.0
+SCRAPE_SECONDS = 0.5
+SCRAPES = 36
+
+
+def server_connections(port):
+    """The established TCP connections whose local port is port (the server's ends)."""
+    n = 0
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        with open(table) as f:
+            for line in f.readlines()[1:]:
+                fields = line.split()
+                if int(fields[1].rsplit(":", 1)[1], 16) == port and fields[3] == "01":
+                    n += 1
+    return n
+
+
+def slow_clients(args, cg):
+    """64 connections from loopback that send a request a byte every 2 s (slowloris), each
+    reopened when cgstat drops it, while a scraper on the same address asks /metrics twice a
+    second as Prometheus does: every scrape is answered; no slow connection lives longer than
+    its request time (10 s) and a send period and a scrape after; and cgstat never holds more
+    than its 128 connections (the kernel's socket table). Before 2026-12-05, 32 such
+    connections locked every scraper out for as long as they sent."""
+    port = h.free_port()
+    cgstat = h.Cgstat(args.cgstat, ["-q", "-i", "0.5", "--listen", "127.0.0.1:%d" % port, "-c",
+                                    "w=" + cg])
+    request = b"GET /metrics HTTP/1.1\r\nHost: cgstat\r\nUser-Agent: slow\r\n"
+    stop = threading.Event()
+    lifetimes, most = [], [0]
+
+    def slow():
+        conns = []
+        while not stop.is_set():
+            now = time.monotonic()
+            while len(conns) < SLOW_CLIENTS:
+                s = socket.create_connection(("127.0.0.1", port), timeout=5)
+                conns.append([s, now, 0])
+            for c in list(conns):
+                s, opened, sent = c
+                try:
+                    # dropped: the server's end shut down reads as the stream's end
+                    if select.select([s], [], [], 0)[0] and not s.recv(4096):
+                        raise ConnectionResetError("dropped")
+                    s.send(request[sent % len(request):sent % len(request) + 1])
+                    c[2] += 1
+                except OSError:
+                    lifetimes.append(time.monotonic() - opened)
+                    s.close()
+                    conns.remove(c)
+            most[0] = max(most[0], server_connections(port))
+            stop.wait(SLOW_BYTE_SECONDS)
+        for s, _, _ in conns:
+            s.close()
+
+    slow_thread = threading.Thread(target=slow, daemon=True)
+    slow_thread.start()
+    answered, failed = 0, []
+    try:
+        for i in range(SCRAPES):
+            req = urllib.request.Request("http://127.0.0.1:%d/metrics" % port, headers={
+                "Accept": "application/openmetrics-text;version=1.0.0,text/plain;q=0.5"})
+            try:
+                with urllib.request.urlopen(req, timeout=5) as r:
+                    answered += r.status == 200 and b"cgstat_" in r.read()
+            except OSError as e:
+                failed.append((i, str(e)))
+            time.sleep(SCRAPE_SECONDS)
+    finally:
+        stop.set()
+        slow_thread.join(30)
+        cgstat.stop()
+    h.check(answered == SCRAPES, "%d slow connections open: %d of %d scrapes answered (failed: "
+            "%s)" % (SLOW_CLIENTS, answered, SCRAPES, failed[:3]))
+    # its time, the scrape that finds it past it, the send period that sees it dropped, and
+    # as much again for a machine that stalls
+    bound = REQUEST_SECONDS + 2 * (SCRAPE_SECONDS + SLOW_BYTE_SECONDS)
+    h.check(lifetimes and max(lifetimes) <= bound,
+            "slow connections dropped within %.1f s: %d dropped, the longest lived %.1f s"
+            % (bound, len(lifetimes), max(lifetimes) if lifetimes else -1))
+    h.check(most[0] <= CONNECTIONS, "at most %d connections held: %d at once"
+            % (CONNECTIONS, most[0]))
+
+
 OUTPUT_FILES = ("container-stats.csv", "sched-stats.csv", "cgroup-stats.csv", "pool-stats.csv",
                 "thread-stats.csv", "perf-stat.csv", "host-io.csv", "container-summary.json")
 
@@ -209,6 +301,7 @@ def main():
         live_view(args, cg)
         output_folder_link(args, tmp, cg)
         output_file_links(args, tmp, cg)
+        slow_clients(args, cg)
     h.done()
 
 

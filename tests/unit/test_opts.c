@@ -348,6 +348,9 @@ static void test_listen(void)
 		{ "0.0.0.0:1", "0.0.0.0", "1" },
 		{ "[::1]:65535", "::1", "65535" },
 		{ "[::]:9477", "::", "9477" },
+		/* leading zeros: the port they write, not the first five digits (0: any port) */
+		{ "000009477", "127.0.0.1", "9477" },
+		{ "127.0.0.1:0000000080", "127.0.0.1", "80" },
 	};
 	struct result r;
 

@@ -390,7 +390,8 @@ def scratch_cgroup(name="t", parent=None):
 def service_restarted(cgstat_path, workload, cgstat_args, shape):
     """A service whose cgroup is removed and made again under its path (a restart), watched by
     a cgstat as "svc": the workload shape run in each life. (cgstat, each life's report, both
-    lives' cpu.stat usage_usec in ms, cgstat's exit code)."""
+    lives' cpu.stat usage_usec in ms, cgstat's exit code, and of the second life: when its
+    cgroup was made (epoch ms) and its cpu.pressure totals at the end (read_pressure()))."""
     path = os.path.join(v2_mount(), "cgstat-test-%d-svc" % os.getpid())
     os.mkdir(path)
     try:
@@ -398,6 +399,7 @@ def service_restarted(cgstat_path, workload, cgstat_args, shape):
         lives = [run_workload(workload, path, *shape)]
         usage_ms = cgroup_usage_ms(path)
         remove_cgroup_tree(path)
+        made_ms = time.time() * 1000
         os.mkdir(path)
         # cgstat finds the new cgroup at the end of an interval
         cgstat.wait_intervals(time.time() * 1000, 1)
@@ -405,9 +407,11 @@ def service_restarted(cgstat_path, workload, cgstat_args, shape):
         settle()
         code = cgstat.stop()
         usage_ms += cgroup_usage_ms(path)
+        second = {"made_ms": made_ms, "pressure": read_pressure(os.path.join(path,
+                                                                             "cpu.pressure"))}
     finally:
         remove_cgroup_tree(path)
-    return cgstat, lives, usage_ms, code
+    return cgstat, lives, usage_ms, code, second
 
 
 def remove_cgroup_tree(path):

@@ -304,14 +304,27 @@ def beside_second_cgstat(args):
 
 def restarted_service(args):
     """A watched cgroup removed and made again under its path (a service restart) is counted
-    again under its label, and said once on stderr."""
-    cgstat, lives, usage_ms, code = h.service_restarted(args.cgstat, args.workload,
-                                                        ["-q", "-i", "0.5"], ("steady", 1, 2))
+    again under its label, and said once on stderr: its on-CPU in sched-stats.csv, and its
+    cgroup files in cgroup-stats.csv, every row of the second life but the first (its cgroup
+    files' baseline) filled, their CPU pressure within the new cgroup's cpu.pressure. (Before
+    2026-12-05 cgroup-stats.csv was empty from the restart on.)"""
+    cgstat, lives, usage_ms, code, second = h.service_restarted(
+        args.cgstat, args.workload, ["-q", "-i", "0.5"], ("steady", 1, 2))
     got = h.sched_totals(cgstat.rows("sched-stats.csv"), "svc")
     h.check_cpu_stat("restart: on-CPU of both lives of the cgroup", got["onCpuMillis"],
                      usage_ms, lives)
     said = [line for line in cgstat.stderr_lines if "made again" in line]
     h.check(len(said) == 1, "restart: said once on stderr: %r" % said)
+    rows = [r for r in cgstat.rows("cgroup-stats.csv") if r["container"] == "svc"
+            and float(r["epochMillis"]) > second["made_ms"]]
+    empty = [r["epochMillis"] for r in rows[1:] if not r["cpuPressureSomeMillis"]]
+    pressure = sum(float(r["cpuPressureSomeMillis"] or 0) for r in rows)
+    # each row's figure has 3 decimals
+    h.check(len(rows) >= 3 and not empty
+            and pressure <= second["pressure"]["some"] + 0.0005 * len(rows),
+            "restart: cgroup-stats.csv after the restart: %d rows, empty after the first: %s; "
+            "CPU pressure %.3f ms, the new cgroup's cpu.pressure %.3f ms"
+            % (len(rows), empty, pressure, second["pressure"]["some"]))
 
 
 def restarted_within_interval(args):

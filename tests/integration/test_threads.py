@@ -474,7 +474,7 @@ def restarted(args):
     """A watched service restarted (its cgroup removed and made again under its path): its
     second life's threads count in the same label's pools and rows, both lives' pools and
     threads add up to both lives' cpu.stat, and each life's spinner is a serial stage."""
-    cgstat, lives, usage_ms, code = h.service_restarted(
+    cgstat, lives, usage_ms, code, _ = h.service_restarted(
         args.cgstat, args.workload, ["-q", "-i", "0.5", "--threads=100"], ("pools", SECONDS))
     pools = [r for r in cgstat.rows("pool-stats.csv") if r["container"] == "svc"]
     h.check_cpu_stat("restart: the pools' on-CPU over both lives",

@@ -70,6 +70,9 @@ struct cgroupfs_entry {
 	uint32_t said;	  /* bit per enum cgroupfs_file: its failure was said */
 	uint32_t absent;  /* bit per limit file: it does not exist (the controller is off) */
 	int fd[NR_FILES]; /* -1: not open */
+	char *dir;	  /* the folder its files were opened in */
+	/* its files are another cgroup's now (made again, or followed): no baseline yet */
+	bool restarted;
 };
 
 struct cgroupfs {
@@ -328,12 +331,26 @@ static struct cgroupfs_entry *entry_get(struct cgroupfs *c, uint64_t cgid)
 	return e;
 }
 
-static void entry_free(struct cgroupfs_entry *e)
+static void entry_close_files(struct cgroupfs_entry *e)
 {
 	for (int i = 0; i < NR_FILES; i++)
 		close_file(e, i);
+}
+
+static void entry_free(struct cgroupfs_entry *e)
+{
+	entry_close_files(e);
 	free(e->v1_path);
+	free(e->dir);
 	free(e);
+}
+
+/* e's files from now on another cgroup's: none of its last reading or failures stands. */
+static void entry_restart(struct cgroupfs_entry *e)
+{
+	entry_close_files(e);
+	e->said = e->absent = 0;
+	e->restarted = true;
 }
 
 /* Say once per cgroup and file that it could not be read, and that its figures are empty. */
@@ -436,8 +453,27 @@ static void read_cgroup(struct cgroupfs *c, struct cgroupfs_entry *e, const char
 	size_t i;
 	int err, cpus;
 
+	bool kept = e->fd[FILE_CPU_STAT] >= 0;
+
 	*now = (struct cgroupfs_reading){};
+	/* a watched process followed to another cgroup: its files are elsewhere */
+	if (!e->dir || strcmp(e->dir, dir)) {
+		if (e->dir)
+			entry_restart(e);
+		free(e->dir);
+		e->dir = strdup(dir);
+		kept = false;
+	}
 	err = read_kept(e, FILE_CPU_STAT, dir, buf, sizeof(buf));
+	/*
+	 * The cgroup its files were opened for is gone, but dir may name a new one (a watched
+	 * service restarted: slots.c follows it under the slot's first id). Before 2026-12-05
+	 * the stale files, and the old id's lookup, left cgroup-stats.csv empty from then on.
+	 */
+	if (err == -ENOENT && kept) {
+		entry_restart(e);
+		err = read_kept(e, FILE_CPU_STAT, dir, buf, sizeof(buf));
+	}
 	/* every cgroup has cpu.stat: without it the cgroup is gone, and its other files too */
 	if (err == -ENOENT) {
 		if (!(e->said & (1u << FILE_CPU_STAT)) && !c->quiet) {
@@ -566,8 +602,10 @@ void cgroupfs__sample(struct cgroupfs *c, struct cg_interval *iv)
 		if (!e)
 			continue;
 		r->cpu_limit_cores = now.cpu_limit_cores;
-		/* only from the reading just before this interval: an older one spans more */
-		both = e->sampled == c->interval ? now.valid & e->last.valid : 0;
+		/* only from the reading just before this interval (an older one spans more), of
+		 * the same cgroup */
+		both = e->sampled == c->interval && !e->restarted ? now.valid & e->last.valid : 0;
+		e->restarted = false;
 		for (item = 0; item < CG_NR_CGROUPFS; item++) {
 			if (!(both & (1u << item)) || now.value[item] < e->last.value[item])
 				continue;

@@ -15,6 +15,11 @@ struct slots {
 	struct cgroup_names *names; /* every cgroup: the labels, by id */
 	/* watched: the paths of other cgroups (preempters), made at the first one */
 	struct cgroup_names *other_names;
+	/*
+	 * watched: each slot's id as its records have it (the cgroup's at the start), which a
+	 * restarted cgroup's slot keeps while the watch list follows the new one
+	 */
+	uint64_t *slot_ids;
 	bool verbose;
 };
 
@@ -36,7 +41,14 @@ struct slots *slots__new(struct collector *c, struct watch_list *watched,
 			free(s);
 			return NULL;
 		}
+		return s;
 	}
+	s->slot_ids = malloc(watched->nr * sizeof(*s->slot_ids));
+	if (!s->slot_ids) {
+		free(s);
+		return NULL;
+	}
+	memcpy(s->slot_ids, watched->ids, watched->nr * sizeof(*s->slot_ids));
 	return s;
 }
 
@@ -215,7 +227,7 @@ int slots__dir(void *ctx, uint64_t cgid, char *path, size_t len)
 
 	if (!s->names) {
 		for (i = 0; i < s->watched->nr; i++) {
-			if (s->watched->ids[i] != cgid)
+			if (s->slot_ids[i] != cgid && s->watched->ids[i] != cgid)
 				continue;
 			n = snprintf(path, len, "%s", s->watched->dirs[i]);
 			return n >= 0 && (size_t)n < len ? 0 : -ENAMETOOLONG;
@@ -245,5 +257,6 @@ void slots__free(struct slots *s)
 		return;
 	cgroup_names__free(s->names);
 	cgroup_names__free(s->other_names);
+	free(s->slot_ids);
 	free(s);
 }

@@ -186,7 +186,7 @@ struct cg_cgroup_origin {
  * of the cgroup's own slot: one per thread name pattern (cg_pool_name()), taken by BPF as
  * threads first show up. A cgroup's record is the sum of its pools, so that they add up to it
  * exactly. Past CG_POOLS_PER_WATCHED pool slots a cgroup, threads of new pools count in the
- * cgroup's own slot, its pool "(other)".
+ * cgroup's own slot, its pool "(the other pools)".
  */
 #define CG_POOLS_PER_WATCHED 128
 

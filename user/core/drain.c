@@ -82,8 +82,12 @@ struct drain {
 	size_t thread_rows_cap;
 };
 
-/* The pool of a cgroup's threads that count in its own slot (docs/metrics.md). */
-#define POOL_OTHER "(other)"
+/*
+ * The pool of a cgroup's threads that count in its own slot (docs/metrics.md): longer than a
+ * thread's name can be (CG_COMM_LEN - 1), so that no pool of a pattern has it. ("(other)" was
+ * a thread's name away from two pools alike, and two keys alike in one JSON object.)
+ */
+#define POOL_OTHER "(the other pools)"
 
 struct drain *drain__new(uint32_t max_slots, const struct drain_column *cols, int nr_cols,
 			 drain_label_fn label, void *label_ctx)
@@ -377,7 +381,7 @@ static int records_merge_gone(struct drain *d, int n, uint32_t nr_gone)
 
 /*
  * With pools: each cgroup's record becomes the sum of its pools, listed by cgroup in iv->pools.
- * Its own slot counted the threads of pools past its last ("(other)"); every pool is added in,
+ * Its own slot counted the threads of pools past its last (POOL_OTHER); every pool is added in,
  * the ones not shown too, so that the sum is exact whatever is shown.
  */
 static void records_from_pools(struct drain *d, int n, int nr_pool_records, struct cg_interval *iv)

@@ -84,8 +84,8 @@ struct cg_record {
 	const char *name; /* the label: NAME= of -c/-p, else the path under the v2 mount */
 	/*
 	 * A thread pool's record (with --threads): its name (bpf/cgstat.h, cg_pool_name()), or
-	 * "(other)" for the cgroup's threads past its CG_POOLS_PER_WATCHED pools; name is its
-	 * cgroup's label. NULL: a cgroup's record.
+	 * "(the other pools)" for the cgroup's threads past its CG_POOLS_PER_WATCHED pools; name
+	 * is its cgroup's label. NULL: a cgroup's record.
 	 */
 	const char *pool;
 	/* a cgroup's record with --threads: its pools are iv->pools[first_pool, +nr_pools) */

@@ -778,7 +778,8 @@ static long pool_name_char(__u32 i, struct pool_name_ctx *c)
 
 /*
  * The pool slot of watched slot watched for a thread named comm, taken on first sight of its
- * pool; watched itself (the pool "(other)") once the cgroup has its CG_POOLS_PER_WATCHED.
+ * pool; watched itself (the pool "(the other pools)") once the cgroup has its
+ * CG_POOLS_PER_WATCHED.
  */
 static __always_inline __u32 pool_slot(__u32 watched, const char *comm)
 {
@@ -935,7 +936,12 @@ static __always_inline __u32 thread_entry_take(void)
 
 	for (i = 0; i < 4; i++) {
 		tail = READ_ONCE(thread_free_tail);
-		if (tail == READ_ONCE(thread_free_head))
+		/*
+		 * An acquire of head (an atomic read, which orders what follows): the slot below
+		 * is read after it, so never before user space wrote it (it stores head with
+		 * release, after the slot).
+		 */
+		if (tail == __sync_fetch_and_add(&thread_free_head, 0))
 			break;
 		slot = tail % CG_THREAD_TABLE;
 		index = bpf_map_lookup_elem(&thread_free, &slot);
@@ -963,7 +969,10 @@ static __always_inline void thread_entry_unused(__u32 index)
 
 /*
  * Thread t, in a watched subtree from now on (first seen, or moved in), counts in its entry from
- * here: its figures now are its base. Published by a new seq, written after the base.
+ * here: its figures now are its base. The entry is withdrawn (seq 0) before it is rewritten, and
+ * published by a new seq only once thread_entry_name() has said who the thread is: published
+ * before, a reused entry once gave a drain the previous thread's tid, name and slots beside the
+ * new thread's figures.
  */
 static __always_inline void thread_entry_start(struct task_struct *t, struct task_state *ts)
 {
@@ -984,6 +993,7 @@ static __always_inline void thread_entry_start(struct task_struct *t, struct tas
 	e = thread_entry_of(ts);
 	if (!e)
 		return;
+	__sync_lock_test_and_set(&e->seq, 0);
 	thread_entry_figures(e, t);
 	e->time_ns[CG_SLEEP] = 0;
 	e->time_ns[CG_BLOCKED] = 0;
@@ -995,10 +1005,12 @@ static __always_inline void thread_entry_start(struct task_struct *t, struct tas
 	e->exited = 0;
 	seq = __sync_fetch_and_add(&thread_seq_last, 1) + 1;
 	ts->thread_seq = seq ? seq : 1;
-	__sync_lock_test_and_set(&e->seq, ts->thread_seq);
 }
 
-/* Who t is and where it counts, into its entry: at each resolve of its slots. */
+/*
+ * Who t is and where it counts, into its entry: at each resolve of its slots; then the entry's
+ * seq, where thread_entry_start() withdrew it, last (an exchange: after everything above).
+ */
 static __always_inline void thread_entry_name(struct task_struct *t, struct task_state *ts)
 {
 	struct cg_thread_entry *e = thread_entry_of(ts);
@@ -1018,6 +1030,8 @@ static __always_inline void thread_entry_name(struct task_struct *t, struct task
 		e->slot[i] = slot;
 		e->owner[i] = info && info->pool_of ? info->pool_of - 1 : slot;
 	}
+	if (READ_ONCE(e->seq) != ts->thread_seq)
+		__sync_lock_test_and_set(&e->seq, ts->thread_seq);
 }
 
 /*

@@ -20,7 +20,10 @@ BUSYBOX=/bin/busybox
 
 root=$(mktemp -d)
 trap 'rm -rf "$root"' EXIT
+# mktemp's 0700 would be the guest's /: cgstat, nobody once attached, could reach no file
+chmod 0755 "$root"
 mkdir -p "$root"/{bin,dev,proc,sys,tmp,run,etc}
+chmod 1777 "$root/tmp"
 
 # copy_libs FILE: each library FILE links, at its own path (none for a static FILE)
 copy_libs() {

@@ -209,6 +209,45 @@ def hostile_keys(args, tmp, side_a, side_b):
             "escaped; exit %d, %r" % (controls, code, err))
 
 
+def fabricated(tmp, template, name, values):
+    """Runs copied from template, the figure name set to each of values in turn (one a run):
+    their folders."""
+    folders = []
+    for value in values:
+        folder = os.path.join(tempfile.mkdtemp(prefix=name + "-", dir=tmp), "run")
+        shutil.copytree(template, folder)
+        path = os.path.join(folder, "container-summary.json")
+        with open(path) as f:
+            summary = json.load(f)
+        summary["containers"]["w"][name] = value
+        with open(path, "w") as f:
+            json.dump(summary, f)
+        folders.append(folder)
+    return folders
+
+
+def zero_medians_and_small_values(args, tmp, template):
+    """A figure at 0 in every run of A and in most of B's, the rest of B's at 1: a significant
+    rise from a median of 0 to a median of 0, which the text calls higher (it said -inf, a fall,
+    before 2026-12-05). And a figure of about 0.0004: its interval in the CSV to the median's
+    digits (it was written 0.000 to 0.001)."""
+    a = fabricated(tmp, template, "zeroFigure", [0] * 12)
+    b = fabricated(tmp, template, "zeroFigure", [0] * 7 + [1] * 5)
+    code, text, err = compare(args, a, b, "text")
+    line = [ln for ln in text.splitlines() if ln.startswith("zeroFigure ")]
+    h.check(code == 0 and len(line) == 1 and "higher, medians 0 (p=" in line[0]
+            and "-inf" not in line[0],
+            "a rise from a median of 0 to 0: said higher: %r (exit %d, %r)" % (line, code, err))
+    small = [0.00041, 0.00042, 0.00043, 0.00044, 0.00045, 0.00046]
+    a = fabricated(tmp, template, "smallFigure", small)
+    code, text, err = compare(args, a, a, "csv")
+    rows = [r for r in csv.DictReader(io.StringIO(text)) if r["metric"] == "smallFigure"]
+    h.check(code == 0 and len(rows) == 1 and float(rows[0]["ciLowA"]) == 0.00041
+            and float(rows[0]["ciHighA"]) == 0.00046,
+            "a figure of 0.0004: its interval in the CSV %s" % [(r["medianA"], r["ciLowA"],
+                                                                 r["ciHighA"]) for r in rows])
+
+
 def main():
     args = h.parse_args()
     tmp = tempfile.mkdtemp(prefix="cgstat-compare-")
@@ -247,6 +286,7 @@ def main():
     formats_and_intervals(args, side_a, side_b=side_b, side_a2=side_a2)
 
     hostile_keys(args, tmp, side_a, side_b)
+    zero_medians_and_small_values(args, tmp, side_a[0])
 
     # a run killed while writing its summary, and a folder that is not there: left out
     truncated = os.path.join(side_a[0], "container-summary.json")

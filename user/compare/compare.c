@@ -44,7 +44,8 @@ struct series {
 struct side_stats {
 	int n;
 	double median, lo, hi;
-	bool ci; /* lo and hi hold the interval: enough runs for one */
+	double mean; /* the direction of a change where both medians are 0 */
+	bool ci;     /* lo and hi hold the interval: enough runs for one */
 };
 
 struct row {
@@ -203,6 +204,9 @@ static void side_of(struct side_stats *st, double *values, int n)
 		return;
 	qsort(values, n, sizeof(*values), cmp_double);
 	st->median = stats_median(values, n);
+	st->mean = 0;
+	for (int i = 0; i < n; i++)
+		st->mean += values[i] / n;
 	st->ci = !stats_median_ci(values, n, LEVEL, &st->lo, &st->hi);
 }
 
@@ -250,9 +254,15 @@ static void change_cell(char *buf, size_t len, const struct row *r)
 	}
 	if (!significant(r))
 		snprintf(buf, len, "~ (p=%.3f n=%d+%d)", r->p, r->side[0].n, r->side[1].n);
-	else if (isnan(r->change))
+	else if (isnan(r->change) && r->side[1].median != 0)
+		/* from a median of 0: no ratio, the direction */
 		snprintf(buf, len, "%s (p=%.3f n=%d+%d)", r->side[1].median > 0 ? "+inf" : "-inf",
 			 r->p, r->side[0].n, r->side[1].n);
+	else if (isnan(r->change))
+		/* both medians 0: the runs that were not 0 moved, which way the means say */
+		snprintf(buf, len, "%s, medians 0 (p=%.3f n=%d+%d)",
+			 r->side[1].mean > r->side[0].mean ? "higher" : "lower", r->p, r->side[0].n,
+			 r->side[1].n);
 	else
 		snprintf(buf, len, "%+.2f%% (p=%.3f n=%d+%d)", r->change, r->p, r->side[0].n,
 			 r->side[1].n);
@@ -343,12 +353,15 @@ static void csv_side(FILE *f, const struct side_stats *st)
 {
 	csv_sep(f);
 	csv_u64(f, st->n);
+	/* the interval to the median's own digits: 3 decimals wrote 0.0004's as 0.000 to 0.001 */
 	csv_sep(f);
 	fprintf(f, "%.6g", st->median);
 	csv_sep(f);
-	csv_number(f, st->ci, st->lo, 3);
+	if (st->ci)
+		fprintf(f, "%.6g", st->lo);
 	csv_sep(f);
-	csv_number(f, st->ci, st->hi, 3);
+	if (st->ci)
+		fprintf(f, "%.6g", st->hi);
 }
 
 static void write_csv(FILE *f, const struct row *rows, int nr)

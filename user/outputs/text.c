@@ -9,6 +9,7 @@
 #include "text.h"
 
 #include "files.h"
+#include "utf8.h"
 
 int stdio_error(void)
 {
@@ -188,14 +189,19 @@ char *text_read_at(int dirfd, const char *name, size_t *len_out, int *err)
 
 void md_field(FILE *f, const char *s)
 {
-	for (; *s; s++) {
-		/* a control character would end the line, or act on a terminal that shows it */
-		if ((unsigned char)*s < 0x20 || *s == 0x7f) {
+	size_t unit;
+
+	for (; *s; s += unit) {
+		/*
+		 * A control character (C1's too), or a byte that is no UTF-8, would end the line or
+		 * act on a terminal that shows the file: a space instead.
+		 */
+		if (utf8_unsafe((const unsigned char *)s, &unit)) {
 			fputc(' ', f);
 			continue;
 		}
-		if (strchr("|\\`*_<>[]&#!~", *s))
+		if (unit == 1 && strchr("|\\`*_<>[]&#!~", *s))
 			fputc('\\', f);
-		fputc(*s, f);
+		fwrite(s, 1, unit, f);
 	}
 }

@@ -260,13 +260,19 @@ static void md_verdicts(FILE *f, const cJSON *containers)
 	}
 }
 
+/* A time the summary holds, which anyone may have written: within a time_t, or "?". */
 static void format_time(char *buf, size_t len, double epoch_ms)
 {
-	time_t t = (time_t)(epoch_ms / 1000);
 	struct tm tm;
+	time_t t;
 
-	if (isnan(epoch_ms) || !gmtime_r(&t, &tm) ||
-	    !strftime(buf, len, "%Y-%m-%d %H:%M:%S UTC", &tm))
+	/* the range first: converting NaN or a value past it is undefined (the fuzzer's find) */
+	if (!(epoch_ms >= 0 && epoch_ms < 1e18)) {
+		snprintf(buf, len, "?");
+		return;
+	}
+	t = (time_t)(epoch_ms / 1000);
+	if (!gmtime_r(&t, &tm) || !strftime(buf, len, "%Y-%m-%d %H:%M:%S UTC", &tm))
 		snprintf(buf, len, "?");
 }
 
@@ -659,7 +665,8 @@ int report_main(int argc, char **argv, FILE *err)
 	}
 	start = json_number(cJSON_GetObjectItemCaseSensitive(r.summary, "measurement"),
 			    "startEpochMillis");
-	r.start_ms = isnan(start) ? 0 : (uint64_t)start;
+	/* 0, as without one, where it is no time (NaN, below 0, past 2^64: undefined to convert) */
+	r.start_ms = start >= 0 && start < 1.8e19 ? (uint64_t)start : 0;
 	ret |= write_file(&r, "report.md", md_writer, NULL);
 	if (read_library(&r, &lib))
 		ret = 1;

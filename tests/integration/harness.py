@@ -518,11 +518,14 @@ class Cgstat:
     def _stamp_stdout(self):
         realtime()
         for raw in self.proc.stdout:
-            self.line_times.append(time.monotonic())
+            arrived = time.monotonic()
             if self.sample:
                 self.line_samples.append(self.sample())
             self.stdout.write(raw)
             self.lines.append(raw.decode(errors="replace"))
+            # last: wait_lines() counts line_times, and a line counted there must be in
+            # lines and line_samples already (test_prometheus once read lines[n + 1] too soon)
+            self.line_times.append(arrived)
         self.stdout.flush()
 
     def wait_lines(self, n, timeout=20):

@@ -10,6 +10,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
 
 import harness as h
 
@@ -55,6 +56,24 @@ def main():
     h.check(h._skipped == skipped + 1 and got == (0, 0),
             "a skip is counted as skipped, not passed or failed (%s)" % (got,))
     h._skipped = skipped
+
+    # Cgstat(sample=...): a line wait_lines() counts is in lines and line_samples already,
+    # however long the sample takes (test_prometheus once read lines[n + 1] too soon)
+    path = os.path.join(tmp, "fake-cgstat-lines")
+    with open(path, "w") as f:
+        f.write("#!/bin/sh\necho 'cgstat: attached' >&2\nfor i in 1 2 3; do echo \"{}\"; "
+                "done\nexec sleep 30\n")
+    os.chmod(path, 0o755)
+    lines = h.Cgstat(path, [], sample=lambda: time.sleep(0.2))
+    seen = []
+    for k in (1, 2, 3):
+        lines.wait_lines(k)
+        seen.append((len(lines.line_times), len(lines.lines), len(lines.line_samples)))
+    lines.proc.kill()
+    lines.proc.wait()
+    h.check(all(n_lines >= k and n_samples >= k for k, (_, n_lines, n_samples)
+                in zip((1, 2, 3), seen)),
+            "wait_lines(k): k lines and samples there (times, lines, samples: %s)" % seen)
 
     # summarize.py: a test whose checks all passed but that then died (a sanitizer's abort at
     # exit), a stage without a closing line that failed (a build), and skips listed

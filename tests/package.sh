@@ -4,9 +4,11 @@
 # cgstat installed like a system tool (docs/metrics-endpoint.md, "Dashboard and service"):
 # build the .deb with cpack, install it with apt-get as a user would, and check what it put in
 # place: the binary (-V), the man page (man -w), the systemd unit (systemd-analyze verify),
-# the dashboard; then run the installed binary with exactly the unit's capabilities and scrape
-# its /metrics, and without each of them, which must fail with one line saying what was not
-# permitted. The package is removed at the end. Ends with "N passed, M failed, K skipped".
+# the dashboard; then run the installed binary with exactly the unit's capabilities, scrape its
+# /metrics and read the ids and capabilities of each of its threads (nobody, CAP_BPF alone),
+# and without each of them: without CAP_SETUID or CAP_SETGID it stays uid 0, without any other
+# it must fail with one line saying what was not permitted. The package is removed at the end.
+# Ends with "N passed, M failed, K skipped".
 # Needs root; run from the repository's root (run-all.sh's "package" stage, which passes the
 # build folder it made: the package is made from that build, not built again).
 #
@@ -79,21 +81,53 @@ refused() {
 	test "$1" = 1 -a "$(wc -l <"$err")" = 1 && grep -q "Operation not permitted" "$err" ||
 		{ sed 's/^/      | /' "$err"; false; }
 }
+# serving() PID: wait until the run on $port serves cgstat_up 1 (its privileges are dropped
+# before the server answers), then set $threads to its threads' count and $ids to what they
+# hold, one line for all of them when they agree: "UIDS GIDS CapEff CapPrm CapBnd"
+serving() {
+	up=""
+	threads=0
+	ids=""
+	for _ in $(seq 1 40); do
+		up=$(curl -sf "http://127.0.0.1:$port/metrics" | grep '^cgstat_up ' || true)
+		[ "$up" = "cgstat_up 1" ] && break
+		sleep 0.25
+	done
+	[ "$up" = "cgstat_up 1" ] || return 0
+	# a run that ended meanwhile leaves no threads and no ids, which the checks fail
+	threads=$(ls "/proc/$1/task" 2>/dev/null | wc -l || true)
+	ids=$(for s in /proc/"$1"/task/*/status; do
+		awk '/^Uid:/ { u = $2 "," $3 "," $4 "," $5 } /^Gid:/ { g = $2 "," $3 "," $4 "," $5 }
+		     /^CapEff:/ { e = $2 } /^CapPrm:/ { p = $2 } /^CapBnd:/ { b = $2 }
+		     END { print u, g, e, p, b }' "$s" 2>/dev/null
+	done | sort -u | tr '\n' ';' || true)
+}
+nobody=$(id -u nobody),$(id -u nobody),$(id -u nobody),$(id -u nobody)
+nogroup=$(id -g nobody),$(id -g nobody),$(id -g nobody),$(id -g nobody)
+root=0,0,0,0
+bpf_only=0000008000000000 # CAP_BPF, the one capability the drain keeps
+# with the unit's set: served, and every thread (the listener's too) is nobody with CAP_BPF
 run_with "$caps"
 pid=$!
-up=""
-for _ in $(seq 1 40); do
-	sleep 0.25
-	up=$(curl -sf "http://127.0.0.1:$port/metrics" | grep '^cgstat_up ' || true)
-	[ "$up" = "cgstat_up 1" ] && break
-done
+serving "$pid"
 wait "$pid" && rc=0 || rc=$?
 check test "$up" = "cgstat_up 1" -a "$rc" = 0
+check test "$threads" -ge 2 -a "$ids" = "$nobody $nogroup $bpf_only $bpf_only $bpf_only;"
 for drop in $caps; do
 	port=$(free_port)
 	run_with "$(echo " $caps " | sed "s/ $drop / /")"
-	wait $! && rc=0 || rc=$?
-	check refused "$rc" # without $drop
+	pid=$!
+	case $drop in
+	setuid | setgid) # without it cgstat cannot become nobody: it serves as uid 0, CAP_BPF only
+		serving "$pid"
+		wait "$pid" && rc=0 || rc=$?
+		check test "$rc" = 0 -a "$ids" = "$root $root $bpf_only $bpf_only $bpf_only;" # without $drop
+		;;
+	*)
+		wait "$pid" && rc=0 || rc=$?
+		check refused "$rc" # without $drop
+		;;
+	esac
 done
 echo "$passed passed, $failed failed, $skipped skipped"
 [ "$failed" = 0 ]

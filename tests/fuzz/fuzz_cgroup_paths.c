@@ -10,7 +10,6 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <limits.h>
 #include <stdbool.h>
 #include <sys/stat.h>
@@ -18,24 +17,14 @@
 
 #include "cgroup.h"
 #include "fuzz.h"
+#include "scratch.h"
 
 #define PID 1234
 
-static char base[64];
-static char proc[96];
-static char cgroup_file[128];
+static const char *base;
+static char proc[PATH_MAX];
+static char cgroup_file[PATH_MAX];
 static struct cgroup_mount mounts[2];
-
-static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st, (void)flag, (void)ftw;
-	return remove(path);
-}
-
-static void remove_tree(void)
-{
-	nftw(base, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
-}
 
 static void make(const char *rel, int kind)
 {
@@ -66,9 +55,7 @@ static void setup(void)
 		{ "proc/1234", 'd' },
 	};
 
-	strcpy(base, "/tmp/cgstat-fuzz-XXXXXX");
-	CHECK(mkdtemp(base));
-	atexit(remove_tree);
+	base = scratch_make("cgroup-paths");
 	for (size_t i = 0; i < sizeof(tree) / sizeof(tree[0]); i++)
 		make(tree[i].rel, tree[i].kind);
 	snprintf(proc, sizeof(proc), "%s/proc", base);
@@ -155,7 +142,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	char *spec = fuzz_strdup(data, size);
 	FILE *f;
 
-	if (!base[0])
+	if (!base)
 		setup();
 	f = fopen(cgroup_file, "we");
 	CHECK(f);

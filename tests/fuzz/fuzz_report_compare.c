@@ -9,6 +9,7 @@
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -17,13 +18,13 @@
 #include "compare.h"
 #include "fuzz.h"
 #include "report.h"
+#include "scratch.h"
 
-static char root[] = "/tmp/cgstat-fuzz-report-XXXXXX";
-static char side_a[64], side_b[64];
+static char side_a[PATH_MAX], side_b[PATH_MAX];
 
 static void put(const char *dir, const char *name, const char *text, size_t len)
 {
-	char path[128];
+	char path[PATH_MAX];
 	int fd;
 
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
@@ -35,7 +36,7 @@ static void put(const char *dir, const char *name, const char *text, size_t len)
 
 static char *slurp(const char *dir, const char *name)
 {
-	char path[128], *text;
+	char path[PATH_MAX], *text;
 	size_t len = 0;
 	FILE *f;
 
@@ -84,9 +85,9 @@ static void check_md(const char *md)
 
 static void setup(void)
 {
-	char lib[96];
+	const char *root = scratch_make("report");
+	char lib[PATH_MAX];
 
-	CHECK(mkdtemp(root) != NULL);
 	snprintf(side_a, sizeof(side_a), "%s/a", root);
 	snprintf(side_b, sizeof(side_b), "%s/b", root);
 	snprintf(lib, sizeof(lib), "%s/dygraphs", root);
@@ -116,7 +117,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	    nul ? size - summary_len - 1 : 0);
 	/* a report not written this time is not read from the last */
 	for (int i = 0; i < 2; i++) {
-		char path[128];
+		char path[PATH_MAX];
 
 		snprintf(path, sizeof(path), "%s/report.%s", side_a, i ? "html" : "md");
 		unlink(path);

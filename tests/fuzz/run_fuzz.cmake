@@ -2,7 +2,8 @@
 # (a directory in the build tree), DICT (a dictionary or empty) and SECONDS come from -D.
 # libFuzzer adds what it finds to the first corpus directory only, so that one is a fresh copy
 # of the seeds under WORK and the source tree is only read. Crash, leak and timeout inputs land
-# in WORK/artifacts.
+# in WORK/artifacts. The target's TMPDIR is WORK/tmp, which it must leave empty: a target that
+# makes a scratch folder removes it (tests/fuzz/scratch.h).
 foreach(var TARGET SEEDS WORK SECONDS)
 	if(NOT DEFINED ${var} OR "${${var}}" STREQUAL "")
 		message(FATAL_ERROR "run_fuzz.cmake: -D${var}= is missing")
@@ -12,8 +13,9 @@ if(NOT IS_DIRECTORY "${SEEDS}")
 	message(FATAL_ERROR "run_fuzz.cmake: no seed corpus at ${SEEDS}")
 endif()
 
-file(REMOVE_RECURSE "${WORK}/corpus")
-file(MAKE_DIRECTORY "${WORK}/corpus" "${WORK}/artifacts")
+file(REMOVE_RECURSE "${WORK}/corpus" "${WORK}/tmp")
+file(MAKE_DIRECTORY "${WORK}/corpus" "${WORK}/artifacts" "${WORK}/tmp")
+set(ENV{TMPDIR} "${WORK}/tmp")
 file(GLOB seeds "${SEEDS}/*")
 file(COPY ${seeds} DESTINATION "${WORK}/corpus")
 
@@ -28,4 +30,8 @@ execute_process(COMMAND "${TARGET}" ${args} "${WORK}/corpus" "${SEEDS}"
 if(NOT result EQUAL 0)
 	file(GLOB found "${WORK}/artifacts/*")
 	message(FATAL_ERROR "${TARGET} failed (${result}); inputs that failed: ${found}")
+endif()
+file(GLOB left "${WORK}/tmp/*")
+if(left)
+	message(FATAL_ERROR "${TARGET} left files behind in its TMPDIR: ${left}")
 endif()

@@ -25,7 +25,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../user/util.h"
+#include "../user/lib/util.h"
 
 static volatile sig_atomic_t stop;
 

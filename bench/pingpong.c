@@ -32,7 +32,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../user/util.h"
+#include "../user/lib/util.h"
 
 static void die(const char *what)
 {

@@ -23,7 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../user/util.h"
+#include "../user/lib/util.h"
 
 #define STACK_BYTES    (64 * 1024)
 #define BUSY_PERIOD_NS (10 * NSEC_PER_MSEC)

@@ -23,7 +23,7 @@ enum cg_state {
 	/*
 	 * current on a CPU that did not run it: the hypervisor ran something else (steal), or,
 	 * with IRQ_TIME_ACCOUNTING, the CPU served interrupts. No task enters this state: the
-	 * time is moved here from on-CPU (see rq_untasked() in cgstat.bpf.c).
+	 * time is moved here from on-CPU (task_clock_untasked() in cgstat.bpf.c).
 	 */
 	CG_STOLEN,
 	CG_NR_STATES,

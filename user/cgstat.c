@@ -19,29 +19,29 @@
 
 #include <bpf/libbpf.h>
 
-#include "cgroup.h"
-#include "cgroupfs.h"
-#include "collector.h"
+#include "sources/cgroup.h"
+#include "sources/cgroupfs.h"
+#include "sources/collector.h"
 #include "command.h"
-#include "compare.h"
-#include "report.h"
-#include "drain.h"
-#include "events.h"
-#include "host.h"
-#include "kernel_features.h"
-#include "listener.h"
-#include "live.h"
-#include "message.h"
-#include "metrics.h"
+#include "compare/compare.h"
+#include "report/report.h"
+#include "core/drain.h"
+#include "sources/perf_events.h"
+#include "sources/host.h"
+#include "sources/kernel_features.h"
+#include "outputs/listener.h"
+#include "outputs/live.h"
+#include "lib/message.h"
+#include "outputs/metrics.h"
 #include "opts.h"
-#include "out_files.h"
-#include "perf_counters.h"
+#include "outputs/out_files.h"
+#include "sources/perf_counters.h"
 #include "privileges.h"
-#include "slots.h"
-#include "stream.h"
-#include "summary.h"
-#include "util.h"
-#include "watch.h"
+#include "sources/slots.h"
+#include "outputs/stream.h"
+#include "outputs/summary.h"
+#include "lib/util.h"
+#include "sources/watch.h"
 
 /*
  * What ended the run: SIGINT, SIGTERM or SIGHUP once taken, SIGPIPE when the stdout reader went
@@ -249,14 +249,20 @@ static unsigned int out_files_flags(const struct cg_opts *opts, const struct eve
  */
 #define CGROUPFS_ALL_BUDGET_NS (1 * NSEC_PER_MSEC)
 
+/*
+ * Everything a run holds, from the command line to the outputs: made by run_prepare() and
+ * run_load(), used by run_loop(), freed by run_free() whatever was made.
+ */
 struct run {
-	const struct cg_opts *opts;
+	struct cg_opts opts;
+	struct event_list events;
+	struct watch_list watched;
+	struct cgroup_mount mnt;
+	struct cgroup_mount v1_cpu; /* a hybrid host's v1 cpu controller: cgroupfs keeps a pointer */
 	struct collector *collector;
 	struct drain *drain;
-	const struct event_list *events;
 	struct host_sampler *host;
 	struct cgroupfs *cgroupfs;
-	const struct watch_list *watched;
 	bool multiplex_said;
 	bool drops_said;
 	bool untabled_said;
@@ -307,7 +313,7 @@ static int drain_threads(struct run *r)
 
 	err = collector__threads(r->collector, &recs, &nr);
 	if (!err)
-		err = drain__threads(r->drain, recs, nr, r->opts->threads);
+		err = drain__threads(r->drain, recs, nr, r->opts.threads);
 	if (err)
 		fprintf(stderr, "cgstat: thread records: %s\n", strerror(-err));
 	return err;
@@ -340,7 +346,7 @@ static int run_interval(struct run *r, uint64_t epoch_ms, uint64_t mono_ns)
 	int err;
 
 	err = host_sampler__sample(r->host, mono_ns, &iv.host);
-	if (err && r->opts->verbose)
+	if (err && r->opts.verbose)
 		fprintf(stderr, "cgstat: host sample: %s\n", strerror(-err));
 	err = collector__snapshot(r->collector, &snap, &nr_slots, &at_ns);
 	if (err) {
@@ -353,8 +359,8 @@ static int run_interval(struct run *r, uint64_t epoch_ms, uint64_t mono_ns)
 	iv.nr_cpus = get_nprocs();
 	r->snapshot_ns = at_ns;
 	collector__health(r->collector, &iv.health);
-	iv.nr_events = r->events->nr;
-	iv.event_columns = r->events->columns;
+	iv.nr_events = r->events.nr;
+	iv.event_columns = r->events.columns;
 	if (collector__multiplexed(r->collector) && !r->multiplex_said) {
 		fprintf(stderr,
 			"cgstat: the PMU multiplexed some counters (more events than "
@@ -366,7 +372,7 @@ static int run_interval(struct run *r, uint64_t epoch_ms, uint64_t mono_ns)
 			"cgstat: droppedEvents: %llu tasks could not be attributed, a BPF "
 			"map is full (more cgroups than --max-cgroups=%u, or no memory for "
 			"task storage); counted in droppedEvents from now on\n",
-			(unsigned long long)iv.health.dropped_events, r->opts->max_cgroups);
+			(unsigned long long)iv.health.dropped_events, r->opts.max_cgroups);
 		r->drops_said = true;
 	}
 	if (iv.health.untabled_threads && !r->untabled_said) {
@@ -378,7 +384,7 @@ static int run_interval(struct run *r, uint64_t epoch_ms, uint64_t mono_ns)
 	}
 	slots__begin_interval(r->slots);
 	err = drain_preempters(r, nr_slots);
-	if (!err && r->opts->threads)
+	if (!err && r->opts.threads)
 		err = drain_threads(r);
 	if (err)
 		return err;
@@ -411,7 +417,7 @@ static int run_interval(struct run *r, uint64_t epoch_ms, uint64_t mono_ns)
 	if (r->files) {
 		err = out_files__write(r->files, &iv);
 		if (err) {
-			fprintf(stderr, "cgstat: %s: %s\n", r->opts->output_dir, strerror(-err));
+			fprintf(stderr, "cgstat: %s: %s\n", r->opts.output_dir, strerror(-err));
 			return err;
 		}
 	}
@@ -449,7 +455,7 @@ static int write_summary(struct run *r, uint64_t start_ms, uint64_t end_ms)
 	err = out_files__write_summary(r->files, json);
 	free(json);
 	if (err)
-		fprintf(stderr, "cgstat: %s/container-summary.json: %s\n", r->opts->output_dir,
+		fprintf(stderr, "cgstat: %s/container-summary.json: %s\n", r->opts.output_dir,
 			strerror(-err));
 	return err;
 }
@@ -472,10 +478,10 @@ static int run_loop(struct run *r)
 	drain__baseline(r->drain, snap, nr_slots);
 	host_sampler__sample(r->host, clock_ns(CLOCK_MONOTONIC), &(struct cg_host){});
 	/* the all-cgroups mode's rows come and go: a cgroup's first row has no cgroupfs figures */
-	for (int i = 0; i < r->watched->nr; i++)
-		cgroupfs__baseline(r->cgroupfs, r->watched->ids[i], r->watched->labels[i]);
+	for (int i = 0; i < r->watched.nr; i++)
+		cgroupfs__baseline(r->cgroupfs, r->watched.ids[i], r->watched.labels[i]);
 	/* said once counting has begun: what starts after this line is in the rows */
-	if (r->opts->verbose)
+	if (r->opts.verbose)
 		fprintf(stderr, "cgstat: attached, watching %s\n",
 			slots__all_cgroups(r->slots) ? "every cgroup" : "the given cgroups");
 	start_ms = clock_ns(CLOCK_REALTIME) / NSEC_PER_MSEC;
@@ -494,12 +500,12 @@ static int run_loop(struct run *r)
 			r->format = CG_FORMAT_TABLE;
 		}
 	}
-	if (r->opts->duration_ns)
-		end = start_mono + r->opts->duration_ns;
+	if (r->opts.duration_ns)
+		end = start_mono + r->opts.duration_ns;
 	deadline = start_mono;
 
 	while (!last) {
-		deadline += r->opts->interval_ns;
+		deadline += r->opts.interval_ns;
 		if (end && deadline >= end) {
 			deadline = end;
 			last = true;
@@ -544,34 +550,26 @@ static int run_status(const struct command *cmd)
 	return stop_signal && stop_signal != SIGCHLD ? 128 + stop_signal : 1;
 }
 
-int main(int argc, char **argv)
+/*
+ * compare and report read (and report writes) a user's folders, with no need of root: under
+ * sudo, as that user. Their exit status.
+ */
+static int subcommand_main(int argc, char **argv)
 {
-	struct collector_opts copts = {};
-	struct cgroup_mount mnt, v1_cpu;
-	struct watch_list watched = {};
-	struct event_list events = {};
-	struct cg_opts opts;
-	struct run r = {};
-	int err, status = 1;
-	uid_t sudo_uid;
-	gid_t sudo_gid;
+	int err = privileges_become_sudo_user(false);
 
-	/*
-	 * A subcommand, unless "--" comes first: `cgstat -- report` runs a program of that name.
-	 * Each reads (and report writes) a user's folders, with no need of root: under sudo, as
-	 * that user.
-	 */
-	if (argc > 1 && (!strcmp(argv[1], "compare") || !strcmp(argv[1], "report"))) {
-		err = privileges_become_sudo_user(false);
-		if (err) {
-			fprintf(stderr, "cgstat: %s: cannot become the sudo user: %s\n", argv[1],
-				strerror(-err));
-			return 1;
-		}
-		return !strcmp(argv[1], "compare")
-			       ? compare_main(argc - 1, argv + 1, stdout, stderr)
-			       : report_main(argc - 1, argv + 1, stderr);
+	if (err) {
+		fprintf(stderr, "cgstat: %s: cannot become the sudo user: %s\n", argv[0],
+			strerror(-err));
+		return 1;
 	}
+	return !strcmp(argv[0], "compare") ? compare_main(argc, argv, stdout, stderr)
+					    : report_main(argc, argv, stderr);
+}
+
+/* The stop signals blocked, for sleep_until() alone to take. 0 or -errno. */
+static int stop_signals_block(void)
+{
 	sigemptyset(&stop_signals);
 	sigaddset(&stop_signals, SIGINT);
 	sigaddset(&stop_signals, SIGTERM);
@@ -582,170 +580,222 @@ int main(int argc, char **argv)
 	stop_fd = signalfd(-1, &stop_signals, SFD_CLOEXEC);
 	if (stop_fd < 0) {
 		fprintf(stderr, "cgstat: signalfd: %s\n", strerror(errno));
+		return -errno;
+	}
+	return 0;
+}
+
+/* -- CMD names a program that can run: the exit status for one that cannot, else 0. */
+static int command_check(const struct cg_opts *opts)
+{
+	int err;
+
+	if (!opts->command)
+		return 0;
+	err = command_find(opts->command[0]);
+	if (!err)
+		return 0;
+	fputs("cgstat: ", stderr);
+	message_quote(stderr, opts->command[0]);
+	fprintf(stderr, ": %s\n",
+		err == -ENOENT && !strchr(opts->command[0], '/') ? "command not found"
+								  : strerror(-err));
+	return COMMAND_NOT_RUN;
+}
+
+/* The -o folder made (and, under sudo, given to the sudo user). 0 or -errno, said. */
+static int output_open(struct run *r)
+{
+	uid_t sudo_uid;
+	gid_t sudo_gid;
+	int err;
+
+	r->files = out_files__open(r->opts.output_dir, out_files_flags(&r->opts, &r->events));
+	if (!r->files) {
+		err = errno;
+		fputs("cgstat: output folder ", stderr);
+		message_quote(stderr, r->opts.output_dir);
+		fprintf(stderr, ": %s\n",
+			err == EINVAL  ? "a file cgstat writes is there and is not a "
+					 "regular file (a FIFO or a device)"
+			: err == ELOOP ? "it or a file cgstat writes there is a symbolic "
+					 "link, which cgstat does not write through"
+				       : strerror(err));
+		return -err;
+	}
+	if (privileges_sudo_ids(&sudo_uid, &sudo_gid))
+		return 0;
+	err = out_files__give(r->files, sudo_uid, sudo_gid);
+	if (err) {
+		fputs("cgstat: output folder ", stderr);
+		message_quote(stderr, r->opts.output_dir);
+		fprintf(stderr, ": cannot give it to the sudo user: %s\n", strerror(-err));
+	}
+	return err;
+}
+
+/*
+ * Everything before loading, in the order the checks must come: the command line, the kernel,
+ * the cgroups named; the command forked first of all that opens a file, so that it holds none
+ * of cgstat's; the output folder, and --listen's port bound, so that a port in use is said
+ * before the programs load. 0, or the exit status.
+ */
+static int run_prepare(struct run *r)
+{
+	int err;
+
+	if (event_list_parse(&r->events, &r->opts))
+		return 2;
+	err = command_check(&r->opts);
+	if (err)
+		return err;
+	if (check_can_run(r->opts.verbose))
+		return 1;
+	if (cgroup_find_v2_mount("/proc/self/mountinfo", &r->mnt)) {
+		fprintf(stderr, "cgstat: no cgroup v2 mount in /proc/self/mountinfo\n");
 		return 1;
 	}
-	err = opts_parse(&opts, argc, argv, stdout, stderr);
-	if (err < 0)
-		return 2;
-	if (err == OPTS_EXIT)
-		return 0;
-	r.opts = &opts;
-	r.events = &events;
-	r.watched = &watched;
-	if (event_list_parse(&events, &opts)) {
-		status = 2;
-		goto out;
+	if (r->opts.command) {
+		r->command = command__start(&r->mnt, r->opts.command, r->opts.command_label);
+		if (!r->command || opts_watch_command(&r->opts, command__cgroup(r->command)))
+			return 1;
 	}
-
-	if (opts.command) {
-		err = command_find(opts.command[0]);
-		if (err) {
-			fputs("cgstat: ", stderr);
-			message_quote(stderr, opts.command[0]);
-			fprintf(stderr, ": %s\n",
-				err == -ENOENT && !strchr(opts.command[0], '/')
-					? "command not found"
-					: strerror(-err));
-			status = COMMAND_NOT_RUN;
-			goto out;
+	err = watch_list_resolve(&r->watched, r->opts.targets, r->opts.nr_targets, &r->mnt);
+	/* the same cgroup twice, or one cgstat cannot count: the command line is wrong */
+	if (err)
+		return err == -EEXIST || err == -E2BIG ? 2 : 1;
+	if (r->opts.output_dir && output_open(r))
+		return 1;
+	if (r->opts.listen_addr) {
+		r->metrics = metrics__new(r->events.names, r->events.nr);
+		r->listener = r->metrics ? listener__bind(r->opts.listen_addr, r->opts.listen_port)
+					 : NULL;
+		if (!r->listener) {
+			fprintf(stderr, "cgstat: --listen %s:%s: %s\n", r->opts.listen_addr,
+				r->opts.listen_port, strerror(errno));
+			return 1;
 		}
 	}
-	if (check_can_run(opts.verbose))
-		goto out;
-	err = cgroup_find_v2_mount("/proc/self/mountinfo", &mnt);
-	if (err) {
-		fprintf(stderr, "cgstat: no cgroup v2 mount in /proc/self/mountinfo\n");
-		goto out;
-	}
-	if (opts.command) {
-		/* first, so that the command holds none of cgstat's files and maps */
-		r.command = command__start(&mnt, opts.command, opts.command_label);
-		if (!r.command)
-			goto out;
-		if (opts_watch_command(&opts, command__cgroup(r.command)))
-			goto out;
-	}
-	err = watch_list_resolve(&watched, &opts, &mnt);
-	if (err) {
-		/* the same cgroup twice, or one cgstat cannot count: the command line is wrong */
-		if (err == -EEXIST || err == -E2BIG)
-			status = 2;
-		goto out;
-	}
-	if (opts.output_dir) {
-		r.files = out_files__open(opts.output_dir, out_files_flags(&opts, &events));
-		if (!r.files) {
-			err = errno;
-			fputs("cgstat: output folder ", stderr);
-			message_quote(stderr, opts.output_dir);
-			fprintf(stderr, ": %s\n",
-				err == EINVAL  ? "a file cgstat writes is there and is not a "
-						 "regular file (a FIFO or a device)"
-				: err == ELOOP ? "it or a file cgstat writes there is a symbolic "
-						 "link, which cgstat does not write through"
-					       : strerror(err));
-			goto out;
-		}
-		if (!privileges_sudo_ids(&sudo_uid, &sudo_gid)) {
-			err = out_files__give(r.files, sudo_uid, sudo_gid);
-			if (err) {
-				fputs("cgstat: output folder ", stderr);
-				message_quote(stderr, opts.output_dir);
-				fprintf(stderr, ": cannot give it to the sudo user: %s\n",
-					strerror(-err));
-				goto out;
-			}
-		}
-	}
-	if (opts.listen_addr) {
-		/* bound before the programs load: a port in use is said at once */
-		r.metrics = metrics__new(events.names, events.nr);
-		r.listener = r.metrics ? listener__bind(opts.listen_addr, opts.listen_port) : NULL;
-		if (!r.listener) {
-			fprintf(stderr, "cgstat: --listen %s:%s: %s\n", opts.listen_addr,
-				opts.listen_port, strerror(errno));
-			goto out;
-		}
-	}
-	r.summary = summary__new();
-	r.host = host_sampler__new("/proc", "/sys");
-	if (!r.summary || !r.host)
-		goto out;
-	summary__set_messages(r.summary, opts.messages);
-	r.format = opts.format;
+	r->summary = summary__new();
+	r->host = host_sampler__new("/proc", "/sys");
+	if (!r->summary || !r->host)
+		return 1;
+	summary__set_messages(r->summary, r->opts.messages);
+	r->format = r->opts.format;
 	/* a command shares the terminal: the scrolling table leaves room for its output */
-	if (r.format == CG_FORMAT_AUTO)
-		r.format = !isatty(STDOUT_FILENO) ? CG_FORMAT_CSV
-			   : opts.command	  ? CG_FORMAT_TABLE
-						  : CG_FORMAT_LIVE;
-	r.stream_open = !opts.quiet;
-	r.stream_first = true;
+	if (r->format == CG_FORMAT_AUTO)
+		r->format = !isatty(STDOUT_FILENO) ? CG_FORMAT_CSV
+			    : r->opts.command	   ? CG_FORMAT_TABLE
+						   : CG_FORMAT_LIVE;
+	r->stream_open = !r->opts.quiet;
+	r->stream_first = true;
+	return 0;
+}
+
+/*
+ * The perf counters opened, the programs loaded and attached, and what reads them made: the
+ * slots, the drain and the cgroup files' reader. 0 or -errno, said.
+ */
+static int run_load(struct run *r)
+{
+	struct collector_opts copts = {};
+	bool all = !r->watched.nr;
 
 	signal(SIGPIPE, SIG_IGN);
 	/* after the command was forked: it keeps the limits it was given */
 	raise_fd_limit();
-
 	copts.nr_cpus = libbpf_num_possible_cpus();
-	if (copts.nr_cpus <= 0 || event_list_open(&events, copts.nr_cpus))
-		goto out;
-	copts.all_cgroups = !watched.nr;
-	copts.watched = watched.ids;
-	copts.nr_watched = watched.nr;
-	copts.max_slots = opts.max_cgroups;
-	copts.pools = opts.threads;
-	copts.pool_exact = opts.pool_exact;
-	copts.perf_fds = perf_counters__fds(events.perf);
-	copts.nr_perf_events = perf_counters__nr_open(events.perf);
-	copts.verbose = opts.verbose > 1;
-	copts.verifier_path = opts.verbose > 2;
+	if (copts.nr_cpus <= 0 || event_list_open(&r->events, copts.nr_cpus))
+		return -EINVAL;
+	copts.all_cgroups = all;
+	copts.watched = r->watched.ids;
+	copts.nr_watched = r->watched.nr;
+	copts.max_slots = r->opts.max_cgroups;
+	copts.pools = r->opts.threads;
+	copts.pool_exact = r->opts.pool_exact;
+	copts.perf_fds = perf_counters__fds(r->events.perf);
+	copts.nr_perf_events = perf_counters__nr_open(r->events.perf);
+	copts.verbose = r->opts.verbose > 1;
+	copts.verifier_path = r->opts.verbose > 2;
 	copts.btf_path = custom_btf_path();
-	r.collector = collector__open(&copts);
-	if (!r.collector)
-		goto out;
-	r.slots = slots__new(r.collector, &watched, &mnt, opts.verbose);
-	if (!r.slots)
-		goto out;
-	r.drain = drain__new(collector__max_slots(r.collector), events.drain, events.nr,
-			     slots__label, r.slots);
-	if (!r.drain || (opts.threads && drain__set_pools(r.drain, opts.pool_exact)))
-		goto out;
-	drain__set_preempter_label(r.drain, slots__cgroup_label, r.slots);
+	r->collector = collector__open(&copts);
+	if (!r->collector)
+		return -errno;
+	r->slots = slots__new(r->collector, &r->watched, &r->mnt, r->opts.verbose);
+	if (!r->slots)
+		return -errno;
+	r->drain = drain__new(collector__max_slots(r->collector), r->events.drain, r->events.nr,
+			      slots__label, r->slots);
+	if (!r->drain || (r->opts.threads && drain__set_pools(r->drain, r->opts.pool_exact)))
+		return -ENOMEM;
+	drain__set_preempter_label(r->drain, slots__cgroup_label, r->slots);
 	/* a hybrid host's throttling is in the v1 cpu controller's files */
-	r.cgroupfs = cgroupfs__new(
+	r->cgroupfs = cgroupfs__new(
 		"/proc",
-		cgroup_find_v1_mount("/proc/self/mountinfo", "cpu", &v1_cpu) ? NULL : &v1_cpu,
-		slots__dir, r.slots, copts.all_cgroups,
-		copts.all_cgroups ? CGROUPFS_ALL_BUDGET_NS : 0);
-	if (!r.cgroupfs)
-		goto out;
-	err = privileges_drop(r.command != NULL);
+		cgroup_find_v1_mount("/proc/self/mountinfo", "cpu", &r->v1_cpu) ? NULL : &r->v1_cpu,
+		slots__dir, r->slots, all, all ? CGROUPFS_ALL_BUDGET_NS : 0);
+	return r->cgroupfs ? 0 : -errno;
+}
+
+/*
+ * Least privilege, while cgstat has one thread (ids and capabilities are each thread's own):
+ * then --listen's server thread, made after the drop so that it takes it. 0 or -errno, said.
+ */
+static int run_drop_privileges(struct run *r)
+{
+	int err = privileges_drop(r->command != NULL);
+
 	if (err) {
 		fprintf(stderr, "cgstat: cannot drop privileges: %s\n", strerror(-err));
-		goto out;
+		return err;
 	}
-	/* cgstat's only other thread, made here to take the dropped privileges */
-	err = r.listener ? listener__serve(r.listener) : 0;
-	if (err) {
-		fprintf(stderr, "cgstat: --listen %s:%s: %s\n", opts.listen_addr, opts.listen_port,
-			strerror(-err));
-		goto out;
+	err = r->listener ? listener__serve(r->listener) : 0;
+	if (err)
+		fprintf(stderr, "cgstat: --listen %s:%s: %s\n", r->opts.listen_addr,
+			r->opts.listen_port, strerror(-err));
+	return err;
+}
+
+static void run_free(struct run *r)
+{
+	drain__free(r->drain);
+	collector__close(r->collector);
+	perf_counters__close(r->events.perf);
+	host_sampler__free(r->host);
+	cgroupfs__free(r->cgroupfs);
+	listener__stop(r->listener);
+	metrics__free(r->metrics);
+	summary__free(r->summary);
+	out_files__close(r->files);
+	slots__free(r->slots);
+	watch_list_free(&r->watched);
+	command__finish(r->command);
+	opts_free(&r->opts);
+}
+
+int main(int argc, char **argv)
+{
+	struct run r = {};
+	int err, status;
+
+	/* a subcommand, unless "--" comes first: `cgstat -- report` runs a program of that name */
+	if (argc > 1 && (!strcmp(argv[1], "compare") || !strcmp(argv[1], "report")))
+		return subcommand_main(argc - 1, argv + 1);
+	if (stop_signals_block())
+		return 1;
+	err = opts_parse(&r.opts, argc, argv, stdout, stderr);
+	if (err < 0)
+		return 2;
+	if (err == OPTS_EXIT)
+		return 0;
+	status = run_prepare(&r);
+	if (!status && (run_load(&r) || run_drop_privileges(&r)))
+		status = 1;
+	if (!status) {
+		status = run_loop(&r) ? 1 : 0;
+		if (r.command && !status)
+			status = run_status(r.command);
 	}
-	status = run_loop(&r) ? 1 : 0;
-	if (r.command && !status)
-		status = run_status(r.command);
-out:
-	drain__free(r.drain);
-	collector__close(r.collector);
-	perf_counters__close(events.perf);
-	host_sampler__free(r.host);
-	cgroupfs__free(r.cgroupfs);
-	listener__stop(r.listener);
-	metrics__free(r.metrics);
-	summary__free(r.summary);
-	out_files__close(r.files);
-	slots__free(r.slots);
-	watch_list_free(&watched);
-	command__finish(r.command);
-	opts_free(&opts);
+	run_free(&r);
 	return status;
 }

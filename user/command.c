@@ -16,7 +16,7 @@
 
 #include "command.h"
 #include "privileges.h"
-#include "message.h"
+#include "lib/message.h"
 
 struct command {
 	char parent[PATH_MAX]; /* <mount>/cgstat-<pid> */

@@ -13,7 +13,7 @@
 
 #include <stdbool.h>
 
-#include "cgroup.h"
+#include "sources/cgroup.h"
 
 /* Exit statuses as a shell gives them. */
 #define COMMAND_NOT_RUN 127 /* not found, or could not be executed */

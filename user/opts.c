@@ -12,9 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "message.h"
+#include "lib/message.h"
 #include "opts.h"
-#include "util.h"
+#include "lib/util.h"
 
 #ifndef CGSTAT_VERSION
 #define CGSTAT_VERSION "0.1.0"

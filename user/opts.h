@@ -7,21 +7,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
-enum cg_format {
-	CG_FORMAT_AUTO, /* live on a terminal (table with a command), csv otherwise */
-	CG_FORMAT_TABLE,
-	CG_FORMAT_CSV,
-	CG_FORMAT_JSON,
-	CG_FORMAT_LIVE, /* full screen, redrawn each interval: the default on a terminal */
-	NR_CG_FORMATS,
-};
-
-/* One -c or -p argument. */
-struct cg_target {
-	char *name;   /* the NAME= label, or NULL: label by the path under the mount */
-	char *cgroup; /* -c: a path (absolute or under the v2 mount) or a cgroup id; else NULL */
-	int pid;      /* -p: the process whose cgroup to watch; else 0 */
-};
+#include "outputs/stream.h"
+#include "sources/watch.h"
 
 struct cg_opts {
 	struct cg_target *targets;

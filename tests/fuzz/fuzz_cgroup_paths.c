@@ -15,7 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cgroup.h"
+#include "sources/cgroup.h"
 #include "fuzz.h"
 #include "scratch.h"
 

@@ -12,7 +12,7 @@
 #include <stdbool.h>
 #include <string.h>
 
-#include "cgroupfs.h"
+#include "sources/cgroupfs.h"
 #include "fuzz.h"
 
 /* The decimal at s, ended by a blank, a newline or the end, that fits in 64 bits. */

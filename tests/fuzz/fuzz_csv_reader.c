@@ -9,9 +9,9 @@
 #include <stdbool.h>
 #include <string.h>
 
-#include "csv_reader.h"
+#include "report/csv_reader.h"
 #include "fuzz.h"
-#include "text.h"
+#include "lib/text.h"
 
 #define MAX_FIELDS 8
 

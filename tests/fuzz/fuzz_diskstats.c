@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "fuzz.h"
-#include "host.h"
+#include "sources/host.h"
 
 #define MIN_FIELDS 14
 #define REF_MAX	   4096

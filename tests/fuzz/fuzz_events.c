@@ -12,9 +12,9 @@
 
 #include <linux/perf_event.h>
 
-#include "events.h"
+#include "sources/perf_events.h"
 #include "fuzz.h"
-#include "record.h"
+#include "core/record.h"
 
 #define ERRLEN 256
 

@@ -18,12 +18,13 @@
 
 #include <cjson/cJSON.h>
 
-#include "cgroup.h"
-#include "text.h"
+#include "sources/cgroup.h"
+#include "lib/text.h"
 #include "fuzz.h"
-#include "json_util.h"
-#include "stages.h"
-#include "stream.h"
+#include "lib/json_util.h"
+#include "lib/utf8.h"
+#include "core/stages.h"
+#include "outputs/stream.h"
 
 #define MAX_FIELDS 64
 

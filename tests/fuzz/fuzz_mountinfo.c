@@ -11,7 +11,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "cgroup.h"
+#include "sources/cgroup.h"
 #include "fuzz.h"
 
 /* Longer paths only repeat what shorter ones exercise, and keep each run fast. */

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "fuzz.h"
-#include "host.h"
+#include "sources/host.h"
 
 #define MAX_TOKENS 8 /* guest and guest_nice are inside user and nice, so not read */
 

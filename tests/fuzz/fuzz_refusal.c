@@ -10,7 +10,7 @@
 #include <stdbool.h>
 
 #include "fuzz.h"
-#include "refusal.h"
+#include "sources/refusal.h"
 
 #define NAME_CHARS "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_."
 

@@ -15,9 +15,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "compare.h"
+#include "compare/compare.h"
 #include "fuzz.h"
-#include "report.h"
+#include "report/report.h"
 #include "scratch.h"
 
 static char side_a[PATH_MAX], side_b[PATH_MAX];

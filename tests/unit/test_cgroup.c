@@ -19,7 +19,7 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "cgroup.h"
+#include "sources/cgroup.h"
 
 #define NR_MANY 2000
 

@@ -15,7 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cgroupfs.h"
+#include "sources/cgroupfs.h"
 #include "check.h"
 
 #define BIT(i) (1u << (i))

@@ -2,8 +2,8 @@
 #include <math.h>
 
 #include "check.h"
-#include "derived.h"
-#include "util.h"
+#include "core/derived.h"
+#include "lib/util.h"
 
 static int near(double got, double want)
 {

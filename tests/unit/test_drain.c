@@ -3,9 +3,8 @@
 #include <stdlib.h>
 
 #include "check.h"
-#include "drain.h"
-#include "events.h"
-#include "util.h"
+#include "core/drain.h"
+#include "lib/util.h"
 
 static const char *label(void *ctx, uint32_t slot, uint64_t cgid)
 {

@@ -6,8 +6,8 @@
 #include <linux/perf_event.h>
 
 #include "check.h"
-#include "events.h"
-#include "record.h"
+#include "sources/perf_events.h"
+#include "core/record.h"
 
 #define HW_CACHE(cache, op, result)                                                           \
 	((uint64_t)PERF_COUNT_HW_CACHE_##cache | (uint64_t)PERF_COUNT_HW_CACHE_OP_##op << 8 | \

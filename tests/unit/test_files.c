@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "files.h"
+#include "lib/files.h"
 
 static char root[] = "/tmp/cgstat-unit-files-XXXXXX";
 

@@ -18,12 +18,12 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "drain.h"
-#include "events.h"
-#include "out_files.h"
-#include "stream.h"
-#include "summary.h"
-#include "util.h"
+#include "core/drain.h"
+#include "sources/perf_events.h"
+#include "outputs/out_files.h"
+#include "outputs/stream.h"
+#include "outputs/summary.h"
+#include "lib/util.h"
 
 #define NR_SLOTS    4
 #define NR_EVENTS   6

@@ -2,7 +2,7 @@
 #include <stdlib.h>
 
 #include "check.h"
-#include "hashtab.h"
+#include "lib/hashtab.h"
 
 struct item {
 	struct hash_node node;

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 
 #include "check.h"
-#include "hist.h"
+#include "core/hist.h"
 
 #define NR_VALUES 1000
 

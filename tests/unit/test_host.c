@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "host.h"
+#include "sources/host.h"
 
 #define NEAR(a, b) (fabs((a) - (b)) < 1e-9)
 

@@ -2,7 +2,8 @@
 #include <stdlib.h>
 
 #include "check.h"
-#include "json_util.h"
+#include "lib/json_util.h"
+#include "lib/utf8.h"
 
 #define FFFD "\xef\xbf\xbd"
 

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 
 #include "check.h"
-#include "message.h"
+#include "lib/message.h"
 
 static const char *quoted(const char *value)
 {

@@ -8,8 +8,8 @@
 #include <stdlib.h>
 
 #include "check.h"
-#include "metrics.h"
-#include "util.h"
+#include "outputs/metrics.h"
+#include "lib/util.h"
 
 static const char *const event_names[] = { "task-clock", "cycles" };
 

@@ -6,7 +6,7 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "out_files.h"
+#include "outputs/out_files.h"
 
 #define TRICKY_LABEL "a,\"b\"\n\xff\xfe"
 #define TRICKY_CSV   "\"a,\"\"b\"\"\n\xff\xfe\""

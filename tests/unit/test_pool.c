@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "../../bpf/cgstat.h"
+#include "bpf/cgstat.h"
 
 static const char *pool_of(const char *comm, int exact)
 {

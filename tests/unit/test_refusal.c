@@ -3,8 +3,8 @@
 #include <stdlib.h>
 
 #include "check.h"
-#include "refusal.h"
-#include "util.h"
+#include "sources/refusal.h"
+#include "lib/util.h"
 
 static const char *text;
 

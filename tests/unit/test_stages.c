@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "stages.h"
+#include "core/stages.h"
 
 #define MS 1000000ULL
 

@@ -13,7 +13,7 @@
 #include <math.h>
 
 #include "check.h"
-#include "stats.h"
+#include "compare/stats.h"
 
 #define N(a) ((int)(sizeof(a) / sizeof((a)[0])))
 

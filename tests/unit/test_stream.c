@@ -9,7 +9,7 @@
 #include <cjson/cJSON.h>
 
 #include "check.h"
-#include "stream.h"
+#include "outputs/stream.h"
 
 #define TRICKY_LABEL "a,\"b\"\n\xff\xfe"
 /* The same bytes after UTF-8 sanitizing: each invalid byte is U+FFFD. */

@@ -7,7 +7,7 @@
 #include <cjson/cJSON.h>
 
 #include "check.h"
-#include "summary.h"
+#include "outputs/summary.h"
 
 static const char *const events[] = { "cycles", "instructions", "taskClockMillis" };
 

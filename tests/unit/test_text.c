@@ -5,8 +5,8 @@
 #include <stdlib.h>
 
 #include "check.h"
-#include "csv_reader.h"
-#include "text.h"
+#include "report/csv_reader.h"
+#include "lib/text.h"
 
 #define MAX_FIELDS 8
 

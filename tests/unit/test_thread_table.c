@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "thread_table.h"
+#include "sources/thread_table.h"
 
 #define MS 1000000ULL
 

@@ -8,13 +8,13 @@
 
 #include <cjson/cJSON.h>
 
-#include "compare.h"
-#include "files.h"
-#include "hashtab.h"
-#include "json_util.h"
-#include "message.h"
-#include "stats.h"
-#include "text.h"
+#include "compare/compare.h"
+#include "lib/files.h"
+#include "lib/hashtab.h"
+#include "lib/json_util.h"
+#include "lib/message.h"
+#include "compare/stats.h"
+#include "lib/text.h"
 
 #define ALPHA 0.05
 #define LEVEL 0.95

@@ -2,9 +2,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "derived.h"
-#include "hist.h"
-#include "util.h"
+#include "core/derived.h"
+#include "core/hist.h"
+#include "lib/util.h"
 
 #define TASK_CLOCK "taskClockMillis"
 

@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "record.h"
+#include "core/record.h"
 
 enum cg_unit {
 	CG_UNIT_COUNT,	/* a whole number */
@@ -109,6 +109,14 @@ enum cg_figure {
 	CG_NR_FIGURES,
 };
 
+/* sched-stats.csv's figures in its column order, for every output that has them. */
+#define CG_SCHED_FIGURES                                                                   \
+	CG_FIG_TASKS, CG_FIG_ONCPU_MILLIS, CG_FIG_RUNQ_MILLIS, CG_FIG_SLEEP_MILLIS,         \
+		CG_FIG_BLOCKED_MILLIS, CG_FIG_VCSW, CG_FIG_IVCSW, CG_FIG_MIGRATIONS,        \
+		CG_FIG_RUNQ_WAITS, CG_FIG_RUNQ_P50_MICROS, CG_FIG_RUNQ_P99_MICROS,          \
+		CG_FIG_RUNQ_MAX_MICROS, CG_FIG_PREEMPTED_SAME, CG_FIG_PREEMPTED_OTHER,      \
+		CG_FIG_PREEMPTED_KERNEL
+
 /* cgroup-stats.csv's figures in its column order, for every output that has them. */
 #define CG_CGROUPFS_FIGURES                                                         \
 	CG_FIG_PERIODS, CG_FIG_THROTTLED_PERIODS, CG_FIG_THROTTLED_MILLIS,          \
@@ -174,8 +182,8 @@ extern const char *const verdict_names[CG_NR_VERDICTS];
 #define VERDICT_SERIAL_SHARE 0.90
 /*
  * and the cgroup's other threads together less than this share of that thread's on-CPU time:
- * two threads at 0.9 of a core each are a parallel load held back, not one stage (in CI, two
- * spinners that another process kept 12 % of the time from the CPUs were called serial)
+ * two threads at 0.9 of a core each are a parallel load held back, not one stage
+ * (docs/reliability.md, "Incidents")
  */
 #define VERDICT_SERIAL_REST_SHARE 0.5
 /* contended: run-queue wait at least this share of the on-CPU time */

@@ -3,9 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "drain.h"
-#include "events.h"
-#include "hashtab.h"
+#include "core/drain.h"
+#include "lib/hashtab.h"
 
 /* A preempters map pair as last read. */
 struct pair_entry {

@@ -9,7 +9,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "record.h"
+#include "core/record.h"
 
 struct drain;
 
@@ -19,9 +19,25 @@ typedef const char *(*drain_label_fn)(void *ctx, uint32_t slot, uint64_t cgid);
 /* Labels a cgroup by its id (a preempter): the string must live until the interval is written. */
 typedef const char *(*drain_cgroup_label_fn)(void *ctx, uint64_t cgid);
 
+/*
+ * Where a column's figure comes from. The software events that cgstat's own scheduler
+ * programs count exactly (task-clock, the switches, the migrations, and the page faults from
+ * the tasks' own min_flt and maj_flt) are taken from the record rather than from a perf
+ * counter: no counter is opened for them, nor read on the hot path.
+ */
+enum cg_event_source {
+	CG_EVENT_FROM_PERF = 0,
+	CG_EVENT_CORE_TASK_CLOCK,
+	CG_EVENT_CORE_CONTEXT_SWITCHES,
+	CG_EVENT_CORE_MIGRATIONS,
+	CG_EVENT_CORE_PAGE_FAULTS,
+	CG_EVENT_CORE_MINOR_FAULTS,
+	CG_EVENT_CORE_MAJOR_FAULTS,
+};
+
 /* Where a record's counter[i] comes from. */
 struct drain_column {
-	int source;	/* enum cg_event_source: one of cgstat's own figures, or perf */
+	enum cg_event_source source; /* one of cgstat's own figures, or perf */
 	int perf_index; /* for perf: the BPF counter it is in, or -1 when it is not counted */
 };
 

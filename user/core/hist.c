@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include <math.h>
 
-#include "hist.h"
+#include "core/hist.h"
 
 void hist_add(struct cg_hist *dst, const struct cg_hist *src)
 {

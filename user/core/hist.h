@@ -5,7 +5,7 @@
 
 #include <stdint.h>
 
-#include "record.h"
+#include "core/record.h"
 
 void hist_add(struct cg_hist *dst, const struct cg_hist *src);
 

@@ -10,7 +10,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "../../bpf/cgstat.h"
+#include "bpf/cgstat.h"
 
 /*
  * One thread of a watched cgroup, with --threads (thread-stats.csv): what it did since its last

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #define _GNU_SOURCE
-#include "listener.h"
+#include "outputs/listener.h"
 
 #include <errno.h>
 #include <netdb.h>
@@ -15,7 +15,7 @@
 #include <microhttpd.h>
 #include <netinet/in.h>
 
-#include "util.h"
+#include "lib/util.h"
 
 /*
  * The bounds on clients. A scraper opens one connection at a time and asks in one packet; these

@@ -9,7 +9,7 @@
 #ifndef CGSTAT_LISTENER_H
 #define CGSTAT_LISTENER_H
 
-#include "metrics.h"
+#include "outputs/metrics.h"
 
 struct listener;
 

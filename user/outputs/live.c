@@ -10,10 +10,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "derived.h"
-#include "live.h"
-#include "table.h"
-#include "util.h"
+#include "core/derived.h"
+#include "outputs/live.h"
+#include "outputs/table.h"
+#include "lib/util.h"
 
 /* The keys that sort the containers, each by one figure, largest first. */
 static const struct {

@@ -9,7 +9,7 @@
 #ifndef CGSTAT_LIVE_H
 #define CGSTAT_LIVE_H
 
-#include "record.h"
+#include "core/record.h"
 
 /* What live__keys() found. */
 enum live_key_result {

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #define _GNU_SOURCE
-#include "metrics.h"
+#include "outputs/metrics.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -9,10 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../core/derived.h"
-#include "../hashtab.h"
-#include "../util.h"
-#include "utf8.h"
+#include "core/derived.h"
+#include "lib/hashtab.h"
+#include "lib/util.h"
+#include "lib/utf8.h"
 
 enum metric_kind {
 	METRIC_COUNTER, /* the figure's amount summed over every interval since the start */

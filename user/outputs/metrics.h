@@ -14,7 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "record.h"
+#include "core/record.h"
 
 /*
  * A container whose cgroup is gone is still exported this long (its last sums reach a scraper

@@ -8,12 +8,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "derived.h"
-#include "out_files.h"
+#include "core/derived.h"
+#include "outputs/out_files.h"
 
-#include "files.h"
-#include "text.h"
-#include "util.h"
+#include "lib/files.h"
+#include "lib/text.h"
+#include "lib/util.h"
 
 #define SUMMARY_NAME "container-summary.json"
 #define SUMMARY_TEMP ".container-summary.json.tmp"
@@ -38,13 +38,7 @@ static const enum cg_figure container_figures[] = {
 	CG_FIG_IVCSW_RATE,
 };
 
-static const enum cg_figure sched_figures[] = {
-	CG_FIG_TASKS,		CG_FIG_ONCPU_MILLIS,	CG_FIG_RUNQ_MILLIS,
-	CG_FIG_SLEEP_MILLIS,	CG_FIG_BLOCKED_MILLIS,	CG_FIG_VCSW,
-	CG_FIG_IVCSW,		CG_FIG_MIGRATIONS,	CG_FIG_RUNQ_WAITS,
-	CG_FIG_RUNQ_P50_MICROS, CG_FIG_RUNQ_P99_MICROS, CG_FIG_RUNQ_MAX_MICROS,
-	CG_FIG_PREEMPTED_SAME,	CG_FIG_PREEMPTED_OTHER, CG_FIG_PREEMPTED_KERNEL,
-};
+static const enum cg_figure sched_figures[] = { CG_SCHED_FIGURES };
 
 static const enum cg_label_figure sched_labels[] = { CG_LABEL_TOP_PREEMPTER, CG_LABEL_VERDICT };
 

@@ -11,7 +11,7 @@
 
 #include <sys/types.h>
 
-#include "record.h"
+#include "core/record.h"
 
 struct out_files;
 

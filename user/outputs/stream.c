@@ -4,31 +4,17 @@
 #include <string.h>
 #include <time.h>
 
-#include "derived.h"
-#include "json_util.h"
-#include "stream.h"
-#include "table.h"
-#include "text.h"
-#include "util.h"
+#include "core/derived.h"
+#include "lib/json_util.h"
+#include "outputs/stream.h"
+#include "outputs/table.h"
+#include "lib/text.h"
+#include "lib/util.h"
 
 /* What the CSV and JSON stream give per cgroup, before the events and the derived ratios. */
 static const enum cg_figure stream_figures[] = {
 	CG_FIG_CPU_CORES,
-	CG_FIG_TASKS,
-	CG_FIG_ONCPU_MILLIS,
-	CG_FIG_RUNQ_MILLIS,
-	CG_FIG_SLEEP_MILLIS,
-	CG_FIG_BLOCKED_MILLIS,
-	CG_FIG_VCSW,
-	CG_FIG_IVCSW,
-	CG_FIG_MIGRATIONS,
-	CG_FIG_RUNQ_WAITS,
-	CG_FIG_RUNQ_P50_MICROS,
-	CG_FIG_RUNQ_P99_MICROS,
-	CG_FIG_RUNQ_MAX_MICROS,
-	CG_FIG_PREEMPTED_SAME,
-	CG_FIG_PREEMPTED_OTHER,
-	CG_FIG_PREEMPTED_KERNEL,
+	CG_SCHED_FIGURES,
 	CG_FIG_STOLEN_MILLIS,
 	CG_FIG_MINOR_FAULTS,
 	CG_FIG_MAJOR_FAULTS,
@@ -248,7 +234,7 @@ static int write_json(FILE *f, const struct cg_interval *iv)
 	if (!err)
 		err = json_add_number(root, "intervalMillis", ns_to_millis(iv->interval_ns));
 	if (!err)
-		err = json_add_health(root, &iv->health);
+		err = stream__json_health(root, &iv->health);
 	if (err)
 		goto out;
 	containers = cJSON_AddObjectToObject(root, "containers");
@@ -324,4 +310,18 @@ int stream__write(FILE *f, enum cg_format fmt, const struct cg_interval *iv, boo
 		break;
 	}
 	return err ?: stdio_flush(f);
+}
+
+int stream__json_health(cJSON *obj, const struct cg_health *health)
+{
+	int err;
+
+	err = json_add_number(obj, "droppedEvents", (double)health->dropped_events);
+	if (!err)
+		err = json_add_number(obj, "missedSwitches", (double)health->missed_switches);
+	if (!err)
+		err = json_add_number(obj, "unseenWakeups", (double)health->unseen_wakeups);
+	if (!err)
+		err = json_add_number(obj, "inconsistencies", (double)health->inconsistencies);
+	return err;
 }

@@ -10,8 +10,18 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#include "opts.h"
-#include "record.h"
+#include <cjson/cJSON.h>
+
+#include "core/record.h"
+
+enum cg_format {
+	CG_FORMAT_AUTO, /* live on a terminal (table with a command), csv otherwise */
+	CG_FORMAT_TABLE,
+	CG_FORMAT_CSV,
+	CG_FORMAT_JSON,
+	CG_FORMAT_LIVE, /* full screen, redrawn each interval: the default on a terminal */
+	NR_CG_FORMATS,
+};
 
 /*
  * Write iv to f in fmt; first says this is the run's first interval (the CSV header goes
@@ -19,5 +29,11 @@
  * or the -errno of the failed write: -EPIPE when the reader went away (with SIGPIPE ignored).
  */
 int stream__write(FILE *f, enum cg_format fmt, const struct cg_interval *iv, bool first);
+
+/*
+ * The run's health figures (droppedEvents, missedSwitches, unseenWakeups, inconsistencies) into
+ * obj, as the JSON lines and the summary both write them. 0 or -ENOMEM.
+ */
+int stream__json_health(cJSON *obj, const struct cg_health *health);
 
 #endif /* CGSTAT_STREAM_H */

@@ -5,14 +5,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "derived.h"
-#include "hashtab.h"
-#include "hist.h"
-#include "json_util.h"
-#include "message.h"
-#include "stages.h"
-#include "summary.h"
-#include "util.h"
+#include "core/derived.h"
+#include "lib/hashtab.h"
+#include "core/hist.h"
+#include "lib/json_util.h"
+#include "lib/message.h"
+#include "core/stages.h"
+#include "outputs/stream.h"
+#include "outputs/summary.h"
+#include "lib/util.h"
 
 /*
  * The label of the cgroups retired beyond SUMMARY_MAX_RETIRED. A cgroup really labelled so
@@ -759,7 +760,7 @@ char *summary__to_json(const struct summary *s, uint64_t start_ms, uint64_t end_
 	if (!err && s->nr_folded)
 		err = json_add_number(root, "retiredContainersFolded", (double)s->nr_folded);
 	if (!err)
-		err = json_add_health(root, health);
+		err = stream__json_health(root, health);
 	if (err)
 		goto out;
 	text = cJSON_PrintUnformatted(root);

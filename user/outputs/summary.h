@@ -19,7 +19,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "record.h"
+#include "core/record.h"
 
 /* Retired cgroups kept under their own label; a few hundred bytes each. */
 #define SUMMARY_MAX_RETIRED 4096

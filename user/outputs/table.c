@@ -2,10 +2,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "derived.h"
-#include "table.h"
-#include "utf8.h"
-#include "util.h"
+#include "core/derived.h"
+#include "outputs/table.h"
+#include "lib/utf8.h"
+#include "lib/util.h"
 
 enum table_source {
 	TABLE_FIGURE,

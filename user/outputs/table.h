@@ -13,7 +13,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "record.h"
+#include "core/record.h"
 
 #define TABLE_LABEL_WIDTH 32
 #define TABLE_NR_COLUMNS  13

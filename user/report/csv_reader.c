@@ -3,8 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "csv_reader.h"
-#include "text.h"
+#include "report/csv_reader.h"
+#include "lib/text.h"
 
 /* What parse_row() found. */
 enum row_end {

@@ -9,13 +9,13 @@
 
 #include <cjson/cJSON.h>
 
-#include "csv_reader.h"
-#include "derived.h"
-#include "files.h"
-#include "message.h"
-#include "report.h"
-#include "text.h"
-#include "util.h"
+#include "report/csv_reader.h"
+#include "core/derived.h"
+#include "lib/files.h"
+#include "lib/message.h"
+#include "report/report.h"
+#include "lib/text.h"
+#include "lib/util.h"
 
 /* The files of an output folder the report reads. */
 enum report_file {
@@ -25,11 +25,44 @@ enum report_file {
 	NR_FILES,
 };
 
+/* perf's page-faults as the summary gives it (the event's column, per second) */
+#define PERF_PAGE_FAULTS_RATE "pageFaultsPerSecond"
+
 static const char *const file_names[NR_FILES] = {
 	[FILE_CONTAINER] = "container-stats.csv",
 	[FILE_SCHED] = "sched-stats.csv",
 	[FILE_HOST] = "host-io.csv",
 };
+
+/*
+ * A name the outputs wrote: a figure's (figure_columns), a perf ratio's (derived_columns), or
+ * one of its own (a summary key that is no figure, or a host-io.csv column's part).
+ */
+struct out_name {
+	enum { NAME_NONE, NAME_FIGURE, NAME_DERIVED, NAME_OWN } kind;
+	int id; /* enum cg_figure or enum cg_derived */
+	const char *own;
+};
+
+#define FIGURE(f)  { NAME_FIGURE, f, NULL }
+#define DERIVED(d) { NAME_DERIVED, d, NULL }
+#define OWN(s)	   { NAME_OWN, 0, s }
+#define NONE	   { NAME_NONE, 0, NULL }
+
+/* The name, or NULL for none. */
+static const char *out_name(const struct out_name *n)
+{
+	switch (n->kind) {
+	case NAME_FIGURE:
+		return figure_columns[n->id].name;
+	case NAME_DERIVED:
+		return derived_columns[n->id].name;
+	case NAME_OWN:
+		return n->own;
+	default:
+		return NULL;
+	}
+}
 
 /*
  * One chart: from file, per container (or, for the host, one line per matching column), the
@@ -39,24 +72,24 @@ struct chart {
 	const char *title;
 	const char *unit;
 	enum report_file file;
-	const char *column;  /* a column; for the host, a suffix every plotted column ends in */
-	const char *column2; /* added to column, or NULL */
-	bool per_second;     /* the column is an amount over the interval */
+	struct out_name column;	 /* a column; for the host, a part every plotted column has */
+	struct out_name column2; /* added to column, or none */
+	bool per_second;	 /* the column is an amount over the interval */
 };
 
 static const struct chart charts[] = {
-	{ "CPU cores", "cores", FILE_CONTAINER, "cpuCores", NULL, false },
-	{ "Run-queue wait", "ms/s", FILE_SCHED, "runqWaitMillis", NULL, true },
-	{ "Run-queue wait p99", "µs", FILE_SCHED, "runqP99Micros", NULL, false },
-	{ "Off-CPU sleeping", "ms/s", FILE_SCHED, "offCpuSleepMillis", NULL, true },
-	{ "Off-CPU blocked (D)", "ms/s", FILE_SCHED, "offCpuBlockedMillis", NULL, true },
-	{ "Context switches", "1/s", FILE_CONTAINER, "voluntarySwitchesPerSecond",
-	  "involuntarySwitchesPerSecond", false },
-	{ "Migrations", "1/s", FILE_SCHED, "migrations", NULL, true },
+	{ "CPU cores", "cores", FILE_CONTAINER, FIGURE(CG_FIG_CPU_CORES), NONE, false },
+	{ "Run-queue wait", "ms/s", FILE_SCHED, FIGURE(CG_FIG_RUNQ_MILLIS), NONE, true },
+	{ "Run-queue wait p99", "µs", FILE_SCHED, FIGURE(CG_FIG_RUNQ_P99_MICROS), NONE, false },
+	{ "Off-CPU sleeping", "ms/s", FILE_SCHED, FIGURE(CG_FIG_SLEEP_MILLIS), NONE, true },
+	{ "Off-CPU blocked (D)", "ms/s", FILE_SCHED, FIGURE(CG_FIG_BLOCKED_MILLIS), NONE, true },
+	{ "Context switches", "1/s", FILE_CONTAINER, FIGURE(CG_FIG_VCSW_RATE),
+	  FIGURE(CG_FIG_IVCSW_RATE), false },
+	{ "Migrations", "1/s", FILE_SCHED, FIGURE(CG_FIG_MIGRATIONS), NONE, true },
 	/* the host's: "cpu" plots the columns that start so, a suffix the disks' that end so */
-	{ "Host CPU busy and iowait", "%", FILE_HOST, "cpu", NULL, false },
-	{ "Host disk throughput", "MB/s", FILE_HOST, "MBps", NULL, false },
-	{ "Host disk busy", "%", FILE_HOST, "BusyPercent", NULL, false },
+	{ "Host CPU busy and iowait", "%", FILE_HOST, OWN("cpu"), NONE, false },
+	{ "Host disk throughput", "MB/s", FILE_HOST, OWN("MBps"), NONE, false },
+	{ "Host disk busy", "%", FILE_HOST, OWN("BusyPercent"), NONE, false },
 };
 
 struct report {
@@ -142,19 +175,19 @@ static void md_number(FILE *f, double v, int decimals)
 
 struct md_column {
 	const char *head;
-	const char *key;  /* in the container's summary object, or NULL: computed */
-	const char *key2; /* added to key's value when present */
+	struct out_name key;  /* in the container's summary object, or none: computed */
+	struct out_name key2; /* added to key's value when present */
 	int decimals;
 };
 
 /* The run-queue share: its waits against all its tasks' time (on CPU, waiting, off CPU). */
 static double runq_share(const cJSON *c)
 {
-	double runq = json_number(c, "runqWaitMillisPerSecond");
+	double runq = json_number(c, figure_columns[CG_FIG_RUNQ_MILLIS_RATE].name);
 	double all = 1000 * json_number(c, "cpus") + runq +
-		     json_number(c, "offCpuSleepMillisPerSecond") +
-		     json_number(c, "offCpuBlockedMillisPerSecond");
-	double stolen = json_number(c, "stolenMillisPerSecond");
+		     json_number(c, figure_columns[CG_FIG_SLEEP_MILLIS_RATE].name) +
+		     json_number(c, figure_columns[CG_FIG_BLOCKED_MILLIS_RATE].name);
+	double stolen = json_number(c, figure_columns[CG_FIG_STOLEN_MILLIS_RATE].name);
 
 	if (!isnan(stolen))
 		all += stolen;
@@ -163,16 +196,19 @@ static double runq_share(const cJSON *c)
 
 static double md_value(const cJSON *c, const struct md_column *col)
 {
+	const char *key = out_name(&col->key), *key2 = out_name(&col->key2);
 	double v, v2;
 
-	if (!col->key)
+	if (!key)
 		return runq_share(c);
-	v = json_number(c, col->key);
-	if (col->key2) {
-		v2 = json_number(c, col->key2);
+	v = json_number(c, key);
+	if (key2) {
+		v2 = json_number(c, key2);
 		/* page faults: perf's count when it was taken, else the threads' own */
-		if (!strcmp(col->key, "pageFaultsPerSecond"))
-			return isnan(v) ? json_number(c, "minorPageFaultsPerSecond") + v2 : v;
+		if (!strcmp(key, PERF_PAGE_FAULTS_RATE))
+			return isnan(v) ? json_number(c, figure_columns[CG_FIG_MINOR_FAULTS_RATE].name) +
+						  v2
+					: v;
 		v = isnan(v) || isnan(v2) ? NAN : v + v2;
 	}
 	return v;
@@ -203,26 +239,26 @@ static void md_table(FILE *f, const cJSON *containers, const char *title,
 }
 
 static const struct md_column pulsar_columns[] = {
-	{ "CPUs", "cpus", NULL, 2 },
-	{ "CPU s / M msgs", "cpuSecondsPerMillionMessages", NULL, 2 },
-	{ "vol. switches/s", "voluntarySwitchesPerSecond", NULL, 0 },
-	{ "invol. switches/s", "involuntarySwitchesPerSecond", NULL, 0 },
-	{ "migrations/s", "migrationsPerSecond", NULL, 0 },
-	{ "page faults/s", "pageFaultsPerSecond", "majorPageFaultsPerSecond", 0 },
+	{ "CPUs", OWN("cpus"), NONE, 2 },
+	{ "CPU s / M msgs", OWN("cpuSecondsPerMillionMessages"), NONE, 2 },
+	{ "vol. switches/s", FIGURE(CG_FIG_VCSW_RATE), NONE, 0 },
+	{ "invol. switches/s", FIGURE(CG_FIG_IVCSW_RATE), NONE, 0 },
+	{ "migrations/s", FIGURE(CG_FIG_MIGRATIONS_RATE), NONE, 0 },
+	{ "page faults/s", OWN(PERF_PAGE_FAULTS_RATE), FIGURE(CG_FIG_MAJOR_FAULTS_RATE), 0 },
 };
 
 static const struct md_column counter_columns[] = {
-	{ "GHz", "ghz", NULL, 2 },
-	{ "IPC", "instructionsPerCycle", NULL, 2 },
-	{ "LLC MPKI", "llcMissesPerKiloInstructions", NULL, 2 },
-	{ "LLC miss %", "llcMissPercent", NULL, 1 },
+	{ "GHz", DERIVED(CG_DERIVED_GHZ), NONE, 2 },
+	{ "IPC", DERIVED(CG_DERIVED_IPC), NONE, 2 },
+	{ "LLC MPKI", DERIVED(CG_DERIVED_LLC_MPKI), NONE, 2 },
+	{ "LLC miss %", DERIVED(CG_DERIVED_LLC_MISS_PERCENT), NONE, 1 },
 };
 
 static const struct md_column own_columns[] = {
-	{ "run-queue share %", NULL, NULL, 1 },
-	{ "run-queue p99 µs", "runqP99Micros", NULL, 0 },
-	{ "off-CPU sleeping ms/s", "offCpuSleepMillisPerSecond", NULL, 0 },
-	{ "off-CPU blocked ms/s", "offCpuBlockedMillisPerSecond", NULL, 0 },
+	{ "run-queue share %", NONE, NONE, 1 },
+	{ "run-queue p99 µs", FIGURE(CG_FIG_RUNQ_P99_MICROS), NONE, 0 },
+	{ "off-CPU sleeping ms/s", FIGURE(CG_FIG_SLEEP_MILLIS_RATE), NONE, 0 },
+	{ "off-CPU blocked ms/s", FIGURE(CG_FIG_BLOCKED_MILLIS_RATE), NONE, 0 },
 };
 
 /*
@@ -379,12 +415,12 @@ static cJSON *chart_data(const struct report *r, const struct chart *c)
 	if (c->file == FILE_HOST) {
 		/* one line per column: cpu... starts, the disks' end in the suffix */
 		for (i = 0; i < t->nr_columns && nr_lines < 64; i++) {
-			size_t n = strlen(t->header[i]), m = strlen(c->column);
+			const char *part = out_name(&c->column);
+			size_t n = strlen(t->header[i]), m = strlen(part);
 			bool cpu = !strncmp(t->header[i], "cpu", 3);
-			bool match =
-				!strcmp(c->column, "cpu")
-					? cpu
-					: !cpu && n > m && !strcmp(t->header[i] + n - m, c->column);
+			bool match = !strcmp(part, "cpu")
+					     ? cpu
+					     : !cpu && n > m && !strcmp(t->header[i] + n - m, part);
 
 			if (match) {
 				names[nr_lines] = t->header[i];
@@ -393,9 +429,9 @@ static cJSON *chart_data(const struct report *r, const struct chart *c)
 		}
 	} else {
 		label_col = csv_table_column(t, "container");
-		cols[0] = csv_table_column(t, c->column);
-		cols2[0] = c->column2 ? csv_table_column(t, c->column2) : -1;
-		if (label_col < 0 || cols[0] < 0 || (c->column2 && cols2[0] < 0))
+		cols[0] = csv_table_column(t, out_name(&c->column));
+		cols2[0] = out_name(&c->column2) ? csv_table_column(t, out_name(&c->column2)) : -1;
+		if (label_col < 0 || cols[0] < 0 || (out_name(&c->column2) && cols2[0] < 0))
 			return NULL;
 		for (i = 0; i < t->nr_rows; i++) {
 			const char *label = csv_label(t->rows[i][label_col]);
@@ -422,7 +458,7 @@ static cJSON *chart_data(const struct report *r, const struct chart *c)
 			if (label_col >= 0 && strcmp(names[line], csv_label(f[label_col])))
 				continue;
 			v = field_number(f[label_col >= 0 ? cols[0] : cols[line]]);
-			if (label_col >= 0 && c->column2)
+			if (label_col >= 0 && cols2[0] >= 0)
 				v += field_number(f[cols2[0]]);
 			if (c->per_second) {
 				/* the interval a row covers ends at its epoch, from the one before

@@ -15,8 +15,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cgroup.h"
-#include "hashtab.h"
+#include "sources/cgroup.h"
+#include "lib/hashtab.h"
 
 #define FIELD_SEPARATORS " \n"
 

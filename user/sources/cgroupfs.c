@@ -6,10 +6,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cgroupfs.h"
-#include "hashtab.h"
-#include "message.h"
-#include "util.h"
+#include "sources/cgroupfs.h"
+#include "lib/hashtab.h"
+#include "lib/message.h"
+#include "lib/text.h"
+#include "lib/util.h"
 
 /* cpu.stat and the PSI files are a few hundred bytes; cgroup.threads is read for one tid. */
 #define SMALL_FILE 2048
@@ -88,24 +89,6 @@ struct cgroupfs {
 	uint64_t interval;
 };
 
-/* A decimal that fits in 64 bits, ended by a blank or the end. */
-static bool parse_u64(const char *s, uint64_t *v)
-{
-	uint64_t x = 0;
-
-	if (*s < '0' || *s > '9')
-		return false;
-	for (; *s >= '0' && *s <= '9'; s++) {
-		if (x > (UINT64_MAX - (uint64_t)(*s - '0')) / 10)
-			return false;
-		x = x * 10 + (uint64_t)(*s - '0');
-	}
-	if (*s && *s != '\n' && *s != ' ')
-		return false;
-	*v = x;
-	return true;
-}
-
 static void set_item(struct cgroupfs_reading *r, int item, uint64_t v)
 {
 	r->value[item] = v;
@@ -139,7 +122,7 @@ void cgroupfs_parse_cpu_stat(const char *text, struct cgroupfs_reading *r)
 		for (i = 0; i < ARRAY_SIZE(keys); i++) {
 			size_t n = strlen(keys[i].key);
 
-			if (strncmp(line, keys[i].key, n) || !parse_u64(line + n, &v))
+			if (strncmp(line, keys[i].key, n) || text_parse_u64(line + n, &v, NULL))
 				continue;
 			if (keys[i].micros)
 				set_item_us(r, keys[i].item, v);
@@ -157,7 +140,7 @@ static bool pressure_total(const char *line, uint64_t *us)
 	total = strstr(line, " total=");
 	if (!total || (end && total > end))
 		return false;
-	return parse_u64(total + 7, us);
+	return !text_parse_u64(total + 7, us, NULL);
 }
 
 void cgroupfs_parse_pressure(const char *text, int some, int full, struct cgroupfs_reading *r)
@@ -187,7 +170,7 @@ bool cgroupfs_parse_cpu_max(const char *text, double *cores)
 	const char *period = strchr(text, ' ');
 	uint64_t quota_us, period_us;
 
-	if (!period || !parse_u64(text, &quota_us) || !parse_u64(period + 1, &period_us))
+	if (!period || text_parse_u64(text, &quota_us, NULL) || text_parse_u64(period + 1, &period_us, NULL))
 		return false; /* "max PERIOD" too: no quota */
 	return quota_cores(quota_us, period_us, cores);
 }
@@ -196,7 +179,7 @@ bool cgroupfs_parse_v1_quota(const char *quota, const char *period, double *core
 {
 	uint64_t quota_us, period_us;
 
-	if (!parse_u64(quota, &quota_us) || !parse_u64(period, &period_us))
+	if (text_parse_u64(quota, &quota_us, NULL) || text_parse_u64(period, &period_us, NULL))
 		return false; /* "-1" too: no quota */
 	return quota_cores(quota_us, period_us, cores);
 }
@@ -399,7 +382,7 @@ static void read_v1_throttling(struct cgroupfs *c, struct cgroupfs_entry *e, con
 	 * nothing ran there to be throttled that cgstat could place. /proc/TID/cgroup is read
 	 * again only when the first thread is another one.
 	 */
-	if (read_kept(e, FILE_THREADS, dir, buf, 32) || !parse_u64(buf, &tid) || tid > INT_MAX) {
+	if (read_kept(e, FILE_THREADS, dir, buf, 32) || text_parse_u64(buf, &tid, NULL) || tid > INT_MAX) {
 		if (!e->v1_path)
 			return;
 	} else if (!e->v1_path || (int)tid != e->v1_tid) {

@@ -14,8 +14,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "cgroup.h"
-#include "record.h"
+#include "sources/cgroup.h"
+#include "core/record.h"
 
 /*
  * Cumulative values of one reading, one per enum cg_cgroupfs; bit i of valid: value[i] read.

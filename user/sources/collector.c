@@ -12,9 +12,9 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-#include "collector.h"
-#include "refusal.h"
-#include "thread_table.h"
+#include "sources/collector.h"
+#include "sources/refusal.h"
+#include "sources/thread_table.h"
 #include "cgstat.skel.h"
 
 struct collector {

@@ -10,8 +10,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "../../bpf/cgstat.h"
-#include "record.h"
+#include "bpf/cgstat.h"
+#include "core/record.h"
 
 struct collector;
 

@@ -10,8 +10,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "host.h"
-#include "util.h"
+#include "sources/host.h"
+#include "lib/text.h"
+#include "lib/util.h"
 
 #define SECTOR_BYTES 512
 #define BYTES_PER_MB 1e6 /* decimal megabytes, as iostat -m and the Pulsar tooling count */
@@ -58,31 +59,6 @@ static bool at_line_end(const char *p)
 	return *p == '\n' || *p == '\0';
 }
 
-/*
- * A whole blank-separated token of decimal digits, without the sign and base prefixes strtoull
- * would take, so that "-1" or "12abc" is malformed rather than a huge or truncated count.
- */
-static int parse_u64(const char **pos, uint64_t *value)
-{
-	const char *p = skip_blanks(*pos);
-	uint64_t v = 0;
-
-	if (*p < '0' || *p > '9')
-		return -EINVAL;
-	for (; *p >= '0' && *p <= '9'; p++) {
-		unsigned int digit = *p - '0';
-
-		if (v > (UINT64_MAX - digit) / 10)
-			return -ERANGE;
-		v = v * 10 + digit;
-	}
-	if (*p != ' ' && *p != '\t' && *p != '\n' && *p != '\0')
-		return -EINVAL;
-	*pos = p;
-	*value = v;
-	return 0;
-}
-
 int host_parse_stat(const char *text, struct host_cpu_times *t)
 {
 	uint64_t field[8] = { 0 };
@@ -97,7 +73,7 @@ int host_parse_stat(const char *text, struct host_cpu_times *t)
 	}
 	p += 3;
 	for (n = 0; n < 8 && !at_line_end(p); n++) {
-		if (parse_u64(&p, &field[n]))
+		if (text_parse_u64(skip_blanks(p), &field[n], &p))
 			return -EINVAL;
 	}
 	if (n < 4)
@@ -122,7 +98,7 @@ static int parse_disk_line(const char *p, struct host_disk_reading *d)
 
 	for (field = 1; !at_line_end(p); field++) {
 		if (field != DISK_FIELD_NAME) {
-			if (parse_u64(&p, &value))
+			if (text_parse_u64(skip_blanks(p), &value, &p))
 				return -EINVAL;
 		} else {
 			p = skip_blanks(p);

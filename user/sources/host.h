@@ -9,7 +9,7 @@
 
 #include <stdint.h>
 
-#include "record.h"
+#include "core/record.h"
 
 /* The aggregate "cpu " line of /proc/stat, in USER_HZ ticks. */
 struct host_cpu_times {

@@ -5,9 +5,9 @@
 
 #include <bpf/libbpf.h>
 
-#include "kernel_features.h"
-#include "refusal.h"
-#include "util.h"
+#include "sources/kernel_features.h"
+#include "sources/refusal.h"
+#include "lib/util.h"
 
 /*
  * libbpf's map type probe says 0 for any failure to make the map, and leaves the bpf() call's

@@ -6,8 +6,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "perf_counters.h"
-#include "record.h"
+#include "sources/perf_counters.h"
+#include "core/record.h"
 
 struct perf_counters {
 	int nr_cpus;

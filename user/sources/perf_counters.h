@@ -9,7 +9,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#include "events.h"
+#include "sources/perf_events.h"
 
 struct perf_counters;
 

@@ -2,8 +2,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "message.h"
-#include "refusal.h"
+#include "lib/message.h"
+#include "sources/refusal.h"
 
 /* "5.19" as 5 << 16 | 19, to find the newest; 0 for what is not a release */
 static unsigned int release_order(const char *since)

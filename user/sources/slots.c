@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "message.h"
-#include "slots.h"
+#include "lib/message.h"
+#include "sources/slots.h"
 
 struct slots {
 	struct collector *collector;

@@ -12,9 +12,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "cgroup.h"
-#include "collector.h"
-#include "watch.h"
+#include "sources/cgroup.h"
+#include "sources/collector.h"
+#include "sources/watch.h"
 
 struct slots;
 

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "thread_table.h"
+#include "sources/thread_table.h"
 
 /* What the last read took of an entry's thread. */
 struct entry_seen {

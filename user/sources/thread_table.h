@@ -10,8 +10,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../../bpf/cgstat.h"
-#include "record.h"
+#include "bpf/cgstat.h"
+#include "core/record.h"
 
 struct thread_table;
 

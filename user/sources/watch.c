@@ -5,9 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../bpf/cgstat.h"
-#include "message.h"
-#include "watch.h"
+#include "bpf/cgstat.h"
+#include "lib/message.h"
+#include "sources/watch.h"
 
 void watch_list_free(struct watch_list *w)
 {
@@ -84,22 +84,22 @@ static int watch_list_check(char *const *paths, int nr, const struct cgroup_moun
 	return 0;
 }
 
-int watch_list_resolve(struct watch_list *w, const struct cg_opts *opts,
+int watch_list_resolve(struct watch_list *w, const struct cg_target *targets, int nr,
 		       const struct cgroup_mount *mnt)
 {
 	char path[4096];
 	uint64_t id;
 	int i, j, err;
 
-	w->ids = calloc(opts->nr_targets, sizeof(*w->ids));
-	w->labels = calloc(opts->nr_targets, sizeof(*w->labels));
-	w->paths = calloc(opts->nr_targets, sizeof(*w->paths));
-	w->pids = calloc(opts->nr_targets, sizeof(*w->pids));
-	w->dirs = calloc(opts->nr_targets, sizeof(*w->dirs));
+	w->ids = calloc(nr, sizeof(*w->ids));
+	w->labels = calloc(nr, sizeof(*w->labels));
+	w->paths = calloc(nr, sizeof(*w->paths));
+	w->pids = calloc(nr, sizeof(*w->pids));
+	w->dirs = calloc(nr, sizeof(*w->dirs));
 	if (!w->ids || !w->labels || !w->paths || !w->pids || !w->dirs)
 		return -ENOMEM;
-	for (i = 0; i < opts->nr_targets; i++) {
-		const struct cg_target *t = &opts->targets[i];
+	for (i = 0; i < nr; i++) {
+		const struct cg_target *t = &targets[i];
 
 		if (t->cgroup)
 			err = cgroup_resolve(mnt, t->cgroup, path, sizeof(path), &id);

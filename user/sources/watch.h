@@ -10,8 +10,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "cgroup.h"
-#include "opts.h"
+#include "sources/cgroup.h"
+
+/* One -c or -p argument. */
+struct cg_target {
+	char *name;   /* the NAME= label, or NULL: label by the path under the mount */
+	char *cgroup; /* -c: a path (absolute or under the v2 mount) or a cgroup id; else NULL */
+	int pid;      /* -p: the process whose cgroup to watch; else 0 */
+};
 
 /* Watched cgroup i counts in slot i. */
 struct watch_list {
@@ -24,11 +30,11 @@ struct watch_list {
 };
 
 /*
- * Fill w from opts' targets, saying on stderr what is wrong with one: 0, -EEXIST for a cgroup
- * given twice, -E2BIG for one the BPF side cannot count (too deep, or too many nested), or
- * another -errno.
+ * Fill w from the nr targets of -c and -p, saying on stderr what is wrong with one: 0, -EEXIST
+ * for a cgroup given twice, -E2BIG for one the BPF side cannot count (too deep, or too many
+ * nested), or another -errno.
  */
-int watch_list_resolve(struct watch_list *w, const struct cg_opts *opts,
+int watch_list_resolve(struct watch_list *w, const struct cg_target *targets, int nr,
 		       const struct cgroup_mount *mnt);
 
 /*

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "stats.h"
+#include "compare/stats.h"
 
 double stats_median(const double *sorted, int n)
 {

@@ -2,7 +2,8 @@
 /*
  * Writing text, for every output and knowing none of their figures: CSV fields (RFC 4180
  * quoting), Markdown cells, numbers with a given number of decimals, and stdio's error
- * handling; and reading a whole file back, for the commands that read outputs. The writers
+ * handling; reading a whole file back, for the commands that read outputs; and a count from
+ * the kernel's text files. The writers
  * return nothing: a stream keeps its error flag once a write on it fails, so a writer checks
  * it once, where it flushes or commits what it wrote (stdio_flush()). Rows end in "\n"; labels
  * are bytes and pass through unchanged, whatever their encoding.
@@ -64,5 +65,13 @@ void md_field(FILE *f, const char *s);
 
 /* fflush, and report any write on f that failed since it was opened: 0 or -errno. */
 int stdio_flush(FILE *f);
+
+/*
+ * A whole decimal token at s, ended by a blank, a newline or the end: no blank before it and
+ * no sign or base prefix as strtoull() would take, so that "-1" or "12abc" is malformed rather
+ * than a huge or truncated count. 0, with the value in *value and the byte after the digits in
+ * *end (when end is not NULL); -EINVAL, or -ERANGE past 64 bits.
+ */
+int text_parse_u64(const char *s, uint64_t *value, const char **end);
 
 #endif /* CGSTAT_TEXT_H */

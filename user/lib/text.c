@@ -6,10 +6,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "text.h"
+#include "lib/text.h"
 
-#include "files.h"
-#include "utf8.h"
+#include "lib/files.h"
+#include "lib/utf8.h"
 
 int stdio_error(void)
 {
@@ -204,4 +204,25 @@ void md_field(FILE *f, const char *s)
 			fputc('\\', f);
 		fwrite(s, 1, unit, f);
 	}
+}
+
+int text_parse_u64(const char *s, uint64_t *value, const char **end)
+{
+	uint64_t v = 0;
+
+	if (*s < '0' || *s > '9')
+		return -EINVAL;
+	for (; *s >= '0' && *s <= '9'; s++) {
+		unsigned int digit = (unsigned int)(*s - '0');
+
+		if (v > (UINT64_MAX - digit) / 10)
+			return -ERANGE;
+		v = v * 10 + digit;
+	}
+	if (*s != ' ' && *s != '\t' && *s != '\n' && *s != '\0')
+		return -EINVAL;
+	*value = v;
+	if (end)
+		*end = s;
+	return 0;
 }

@@ -13,7 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "util.h" /* container_of() */
+#include "lib/util.h" /* container_of() */
 
 struct hash_node {
 	struct hash_node *next;

@@ -2,7 +2,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "hashtab.h"
+#include "lib/hashtab.h"
 
 static struct hash_node **bucket_of(const struct hash_table *t, uint64_t hash)
 {

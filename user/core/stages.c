@@ -3,11 +3,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "derived.h"
-#include "hashtab.h"
-#include "json_util.h"
-#include "message.h"
-#include "stages.h"
+#include "core/derived.h"
+#include "lib/hashtab.h"
+#include "lib/json_util.h"
+#include "lib/message.h"
+#include "core/stages.h"
 
 /* A thread of a container that was serial in some interval, from its first sight on. */
 struct stage_thread {

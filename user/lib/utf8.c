@@ -1,5 +1,8 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-#include "utf8.h"
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/utf8.h"
 
 size_t utf8_sequence(const unsigned char *s)
 {
@@ -44,4 +47,33 @@ bool utf8_unsafe(const unsigned char *s, size_t *len)
 	if (*len == 1)
 		return s[0] < 0x20 || s[0] == 0x7f;
 	return s[0] == 0xc2 && s[1] < 0xa0;
+}
+
+static const char replacement[] = "\xef\xbf\xbd";
+
+char *utf8_sanitize(const char *s)
+{
+	const unsigned char *in = (const unsigned char *)s;
+	char *out, *p;
+	size_t len;
+
+	/* A replacement is 3 bytes for 1 byte of input, and nothing grows more. */
+	out = malloc(3 * strlen(s) + 1);
+	if (!out)
+		return NULL;
+	p = out;
+	while (*in) {
+		len = utf8_sequence(in);
+		if (len) {
+			memcpy(p, in, len);
+			p += len;
+			in += len;
+		} else {
+			memcpy(p, replacement, 3);
+			p += 3;
+			in++;
+		}
+	}
+	*p = '\0';
+	return out;
 }

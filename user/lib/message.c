@@ -2,8 +2,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "message.h"
-#include "utf8.h"
+#include "lib/message.h"
+#include "lib/utf8.h"
 
 /*
  * The unit at s as it appears in a message: itself, or \\ for a backslash, or \xNN for each

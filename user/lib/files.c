@@ -7,7 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "files.h"
+#include "lib/files.h"
 
 int folder_open(const char *path, bool make, bool *made)
 {

@@ -3,34 +3,20 @@
  * The perf event list of -e: perf's own names turned into perf_event_attr type and config, and
  * the column each gets in perf-stat.csv. No libbpf here.
  */
-#ifndef CGSTAT_EVENTS_H
-#define CGSTAT_EVENTS_H
+#ifndef CGSTAT_PERF_EVENTS_H
+#define CGSTAT_PERF_EVENTS_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-/*
- * Where a column's figure comes from. The software events that cgstat's own scheduler
- * programs count exactly (task-clock, the switches, the migrations, and the page faults from
- * the tasks' own min_flt and maj_flt) are taken from the record rather than from a perf
- * counter: no counter is opened for them, nor read on the hot path.
- */
-enum cg_event_source {
-	CG_EVENT_FROM_PERF = 0,
-	CG_EVENT_CORE_TASK_CLOCK,
-	CG_EVENT_CORE_CONTEXT_SWITCHES,
-	CG_EVENT_CORE_MIGRATIONS,
-	CG_EVENT_CORE_PAGE_FAULTS,
-	CG_EVENT_CORE_MINOR_FAULTS,
-	CG_EVENT_CORE_MAJOR_FAULTS,
-};
+#include "core/drain.h"
 
 struct cg_event {
 	char name[64];	 /* perf's canonical name: "context-switches" for "cs" */
 	char column[64]; /* the perf-stat.csv header, e.g. "contextSwitches" */
 	uint32_t type;	 /* perf_event_attr.type, also for the CG_EVENT_CORE_* ones */
 	uint64_t config; /* perf_event_attr.config */
-	int core_source; /* enum cg_event_source */
+	enum cg_event_source core_source;
 };
 
 /*
@@ -46,4 +32,4 @@ int events_parse(const char *list, struct cg_event *ev, int max, int *nr, char *
 /* The list used when -e is not given. */
 const char *events_default_list(void);
 
-#endif /* CGSTAT_EVENTS_H */
+#endif /* CGSTAT_PERF_EVENTS_H */

@@ -9,8 +9,8 @@
 
 #include <linux/perf_event.h>
 
-#include "events.h"
-#include "message.h"
+#include "sources/perf_events.h"
+#include "lib/message.h"
 
 /*
  * PERF_COUNT_SW_CGROUP_SWITCHES came with Linux 5.13; older uapi headers lack it, and an enum
@@ -23,7 +23,7 @@ struct named_event {
 	const char *alias; /* perf's other name for it, or NULL */
 	uint32_t type;
 	uint64_t config;
-	int core_source;
+	enum cg_event_source core_source;
 };
 
 static const struct named_event named_events[] = {

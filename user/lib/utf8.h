@@ -22,4 +22,11 @@ size_t utf8_sequence(const unsigned char *s);
  */
 bool utf8_unsafe(const unsigned char *s, size_t *len);
 
+/*
+ * A malloc'd copy of s in which every byte that is not part of a well-formed UTF-8 sequence
+ * (RFC 3629: no overlong forms, surrogates or code points above U+10FFFF) is replaced by
+ * U+FFFD. NULL and errno on failure.
+ */
+char *utf8_sanitize(const char *s);
+
 #endif /* CGSTAT_UTF8_H */

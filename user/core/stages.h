@@ -14,7 +14,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "record.h"
+#include "core/record.h"
 
 /* A thread's interval counts as serial when it ran at least this share of it. */
 #define STAGES_SERIAL_SHARE 0.9

@@ -68,7 +68,7 @@ static __always_inline __u64 record_task_left_at(const struct cpu_run *run, __u6
  * after the record's task came (else it is stale), or else when that task left.
  */
 static __always_inline __u64 prev_arrived_at(const struct cpu_run *run, struct task_struct *prev,
-				       __u64 left)
+					     __u64 left)
 {
 	__u64 arrival;
 

@@ -151,12 +151,12 @@ static __always_inline struct task_state *switch_out_decide(struct task_struct *
  * The waits of a task that no tracepoint showed cgstat, from the scheduler's own accounting
  * (sched_info, on the run-queue clock cgstat uses). Some hosts fire no tracepoint while a
  * hypervisor agent's thread is current (docs/reliability.md, "Incidents"): its switch-outs and
- * the wakeups made then (a timer that fires) reach no tracer. So a task comes on CPU from what cgstat believes is a
- * sleep (woken unseen), or while it still believes it on CPU (its switch-out was not reported:
- * the CPU's record let it go, and it counted in no state since), or it comes on CPU unseen and
- * is found at its switch-out by a repair, which counts it on CPU only from its last arrival.
- * sched_info counted every such wait: run_delay grows at each switch-in by the time since the
- * task was queued (last_queued, cleared just after the sched_switch tracepoint), and pcount
+ * the wakeups made then (a timer that fires) reach no tracer. So a task comes on CPU from what
+ * cgstat believes is a sleep (woken unseen), or while it still believes it on CPU (its switch-out
+ * was not reported: the CPU's record let it go, and it counted in no state since), or it comes on
+ * CPU unseen and is found at its switch-out by a repair, which counts it on CPU only from its last
+ * arrival. sched_info counted every such wait: run_delay grows at each switch-in by the time since
+ * the task was queued (last_queued, cleared just after the sched_switch tracepoint), and pcount
  * counts the switch-ins. cgstat keeps both as it last took them in; what run_delay grew by
  * since, less the waits cgstat counted itself meanwhile, goes to the run queue: out of the
  * state it believed in, never more than the believed time in it, or from no state. It is taken

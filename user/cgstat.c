@@ -258,14 +258,15 @@ struct run {
 	struct event_list events;
 	struct watch_list watched;
 	struct cgroup_mount mnt;
-	struct cgroup_mount v1_cpu; /* a hybrid host's v1 cpu controller: cgroupfs keeps a pointer */
+	struct cgroup_mount
+		v1_cpu; /* a hybrid host's v1 cpu controller: cgroupfs keeps a pointer */
 	struct collector *collector;
 	struct drain *drain;
 	struct host_sampler *host;
 	struct cgroupfs *cgroupfs;
-	bool multiplex_said;
-	bool drops_said;
-	bool untabled_said;
+	struct {
+		bool multiplexed, drops, untabled;
+	} said; /* the lines interval_warn_once() said */
 	struct out_files *files;
 	struct summary *summary;
 	struct metrics *metrics;   /* --listen's figures, or NULL */
@@ -330,114 +331,159 @@ static void retire_cgroup(void *ctx, const char *name, uint64_t cgid)
 }
 
 /*
- * One interval: host reading, snapshot, drain, write everywhere. epoch_ms and mono_ns are read
- * together just before the snapshot that ends the interval, as its start was read before the one
- * that began it: epochMillis - intervalMillis is then the wall clock at the interval's start.
- * The host reading comes first and its rates are over mono_ns, so over the rows' own epochMs
- * spacing (timed after the snapshot, a late one once gave a row of host-io.csv 1.5 % more MB/s
- * than its bytes over that spacing). 0, or -errno when the run must end.
+ * What a run says once, the first interval it holds: each is a lasting state (a full map stays
+ * full), and a line an interval would bury the rows.
  */
-static int run_interval(struct run *r, uint64_t epoch_ms, uint64_t mono_ns)
+static void interval_warn_once(struct run *r, const struct cg_interval *iv)
 {
-	const struct cg_slot_snap *snap;
-	struct cg_interval iv = {};
-	uint32_t nr_slots;
-	uint64_t at_ns;
-	int err;
-
-	err = host_sampler__sample(r->host, mono_ns, &iv.host);
-	if (err && r->opts.verbose)
-		fprintf(stderr, "cgstat: host sample: %s\n", strerror(-err));
-	err = collector__snapshot(r->collector, &snap, &nr_slots, &at_ns);
-	if (err) {
-		fprintf(stderr, "cgstat: snapshot failed: %s\n", strerror(-err));
-		return err;
-	}
-	iv.epoch_ms = epoch_ms;
-	iv.interval_ns = at_ns - r->snapshot_ns;
-	/* read each interval: a CPU taken offline is one fewer a cgroup can use */
-	iv.nr_cpus = get_nprocs();
-	r->snapshot_ns = at_ns;
-	collector__health(r->collector, &iv.health);
-	iv.nr_events = r->events.nr;
-	iv.event_columns = r->events.columns;
-	if (collector__multiplexed(r->collector) && !r->multiplex_said) {
+	if (collector__multiplexed(r->collector) && !r->said.multiplexed) {
 		fprintf(stderr,
 			"cgstat: the PMU multiplexed some counters (more events than "
 			"hardware counters); their counts are scaled by enabled/running time\n");
-		r->multiplex_said = true;
+		r->said.multiplexed = true;
 	}
-	if (iv.health.dropped_events && !r->drops_said) {
+	if (iv->health.dropped_events && !r->said.drops) {
 		fprintf(stderr,
 			"cgstat: droppedEvents: %llu tasks could not be attributed, a BPF "
 			"map is full (more cgroups than --max-cgroups=%u, or no memory for "
 			"task storage); counted in droppedEvents from now on\n",
-			(unsigned long long)iv.health.dropped_events, r->opts.max_cgroups);
-		r->drops_said = true;
+			(unsigned long long)iv->health.dropped_events, r->opts.max_cgroups);
+		r->said.drops = true;
 	}
-	if (iv.health.untabled_threads && !r->untabled_said) {
+	if (iv->health.untabled_threads && !r->said.untabled) {
 		fprintf(stderr,
 			"cgstat: the thread table is full (%u threads): threads first seen from "
 			"now on count in their pools but have no thread rows\n",
 			CG_THREAD_TABLE);
-		r->untabled_said = true;
+		r->said.untabled = true;
 	}
+}
+
+/*
+ * The interval that ends now, from the host, the BPF side and the cgroup files into iv; *snap
+ * and *nr_slots the snapshot it came from. epoch_ms and mono_ns are read together just before
+ * the snapshot, as its start was read before the one that began it: epochMillis -
+ * intervalMillis is then the wall clock at the interval's start. The host reading comes first
+ * and its rates are over mono_ns, so over the rows' own epochMs spacing (timed after the
+ * snapshot, a late one once gave a row of host-io.csv 1.5 % more MB/s than its bytes over that
+ * spacing). 0, or -errno when the run must end.
+ */
+static int interval_collect(struct run *r, uint64_t epoch_ms, uint64_t mono_ns,
+			    struct cg_interval *iv, const struct cg_slot_snap **snap,
+			    uint32_t *nr_slots)
+{
+	uint64_t at_ns;
+	int err;
+
+	err = host_sampler__sample(r->host, mono_ns, &iv->host);
+	if (err && r->opts.verbose)
+		fprintf(stderr, "cgstat: host sample: %s\n", strerror(-err));
+	err = collector__snapshot(r->collector, snap, nr_slots, &at_ns);
+	if (err) {
+		fprintf(stderr, "cgstat: snapshot failed: %s\n", strerror(-err));
+		return err;
+	}
+	iv->epoch_ms = epoch_ms;
+	iv->interval_ns = at_ns - r->snapshot_ns;
+	/* read each interval: a CPU taken offline is one fewer a cgroup can use */
+	iv->nr_cpus = get_nprocs();
+	r->snapshot_ns = at_ns;
+	collector__health(r->collector, &iv->health);
+	iv->nr_events = r->events.nr;
+	iv->event_columns = r->events.columns;
+	interval_warn_once(r, iv);
 	slots__begin_interval(r->slots);
-	err = drain_preempters(r, nr_slots);
+	err = drain_preempters(r, *nr_slots);
 	if (!err && r->opts.threads)
 		err = drain_threads(r);
 	if (err)
 		return err;
-	err = drain__interval(r->drain, snap, nr_slots, slots__all_cgroups(r->slots), &iv);
+	err = drain__interval(r->drain, *snap, *nr_slots, slots__all_cgroups(r->slots), iv);
 	if (err) {
 		fprintf(stderr, "cgstat: drain failed: %s\n", strerror(-err));
 		return err;
 	}
-	cgroupfs__sample(r->cgroupfs, &iv);
+	cgroupfs__sample(r->cgroupfs, iv);
+	return 0;
+}
 
-	if (r->live) {
-		err = live__draw(r->live, &iv);
-		if (err)
-			return err;
-	} else if (r->stream_open) {
-		err = stream__write(stdout, r->format, &iv, r->stream_first);
-		r->stream_first = false;
-		if (err) {
-			/*
-			 * The reader went away: end the run, keeping the files whole; with a
-			 * command, end the command as a SIGINT would, and the run with it.
-			 */
-			r->stream_open = false;
-			if (err != -EPIPE)
-				fprintf(stderr, "cgstat: stdout: %s\n", strerror(-err));
-			if (!forward_to_command(r->command, SIGINT, SI_USER, &r->signal_forwarded))
-				stop_signal = SIGPIPE;
-		}
+/*
+ * iv on the terminal: the live view, or the stream on stdout. A reader that went away ends the
+ * run, keeping the files whole; with a command, it ends the command as a SIGINT would, and the
+ * run with it. 0, or -errno when the run must end.
+ */
+static int interval_show(struct run *r, const struct cg_interval *iv)
+{
+	int err;
+
+	if (r->live)
+		return live__draw(r->live, iv);
+	if (!r->stream_open)
+		return 0;
+	err = stream__write(stdout, r->format, iv, r->stream_first);
+	r->stream_first = false;
+	if (err) {
+		r->stream_open = false;
+		if (err != -EPIPE)
+			fprintf(stderr, "cgstat: stdout: %s\n", strerror(-err));
+		if (!forward_to_command(r->command, SIGINT, SI_USER, &r->signal_forwarded))
+			stop_signal = SIGPIPE;
 	}
+	return 0;
+}
+
+/*
+ * iv to every output. The order holds two constraints: a removed cgroup is retired
+ * (slots__end_interval()) only after its last record went into the summary and the metrics,
+ * and the listener publishes the metrics only once that interval's retirements are in them.
+ * 0, or -errno when the run must end.
+ */
+static int interval_publish(struct run *r, const struct cg_interval *iv,
+			    const struct cg_slot_snap *snap, uint32_t nr_slots, uint64_t mono_ns)
+{
+	struct metrics_snapshot *s;
+	int err;
+
+	err = interval_show(r, iv);
+	if (err)
+		return err;
 	if (r->files) {
-		err = out_files__write(r->files, &iv);
+		err = out_files__write(r->files, iv);
 		if (err) {
 			fprintf(stderr, "cgstat: %s: %s\n", r->opts.output_dir, strerror(-err));
 			return err;
 		}
 	}
-	err = summary__add(r->summary, &iv);
+	err = summary__add(r->summary, iv);
 	if (err)
 		return err;
 	if (r->metrics) {
-		err = metrics__add(r->metrics, &iv, clock_ns(CLOCK_MONOTONIC) - mono_ns);
+		err = metrics__add(r->metrics, iv, clock_ns(CLOCK_MONOTONIC) - mono_ns);
 		if (err)
 			return err;
 	}
 	slots__end_interval(r->slots, snap, nr_slots, retire_cgroup, r);
 	if (r->listener) {
 		/* the sums as of this interval; an old snapshot stays served if this one fails */
-		struct metrics_snapshot *s = metrics__snapshot(r->metrics);
-
+		s = metrics__snapshot(r->metrics);
 		if (s)
 			listener__publish(r->listener, s);
 	}
 	return 0;
+}
+
+/* One interval: collected, then published. 0, or -errno when the run must end. */
+static int run_interval(struct run *r, uint64_t epoch_ms, uint64_t mono_ns)
+{
+	const struct cg_slot_snap *snap;
+	struct cg_interval iv = {};
+	uint32_t nr_slots;
+	int err;
+
+	err = interval_collect(r, epoch_ms, mono_ns, &iv, &snap, &nr_slots);
+	if (err)
+		return err;
+	return interval_publish(r, &iv, snap, nr_slots, mono_ns);
 }
 
 static int write_summary(struct run *r, uint64_t start_ms, uint64_t end_ms)
@@ -564,7 +610,7 @@ static int subcommand_main(int argc, char **argv)
 		return 1;
 	}
 	return !strcmp(argv[0], "compare") ? compare_main(argc, argv, stdout, stderr)
-					    : report_main(argc, argv, stderr);
+					   : report_main(argc, argv, stderr);
 }
 
 /* The stop signals blocked, for sleep_until() alone to take. 0 or -errno. */
@@ -599,7 +645,7 @@ static int command_check(const struct cg_opts *opts)
 	message_quote(stderr, opts->command[0]);
 	fprintf(stderr, ": %s\n",
 		err == -ENOENT && !strchr(opts->command[0], '/') ? "command not found"
-								  : strerror(-err));
+								 : strerror(-err));
 	return COMMAND_NOT_RUN;
 }
 

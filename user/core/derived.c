@@ -121,20 +121,37 @@ static bool share_of_task_time(const struct cg_record *r, int state, double *val
 	return true;
 }
 
+/* The amount col reads from a, where it is one of a's; false otherwise or when it has none. */
+static bool column_amount(const struct cg_amounts *a, const struct cg_figure_column *col,
+			  uint64_t *amount)
+{
+	switch (col->amount) {
+	case CG_AMOUNT_TIME:
+		*amount = a->time_ns[col->index];
+		return true;
+	case CG_AMOUNT_COUNT:
+		*amount = a->count[col->index];
+		return true;
+	case CG_AMOUNT_TASKS:
+		*amount = a->tasks;
+		return true;
+	case CG_AMOUNT_CGROUPFS:
+		if (!(a->cgroupfs_valid & (1u << col->index)))
+			return false;
+		*amount = a->cgroupfs[col->index];
+		return true;
+	default:
+		return false;
+	}
+}
+
 /* The amount col reads from r, as a number; false when r has none (no wait to take from). */
 static bool figure_amount(const struct cg_record *r, const struct cg_figure_column *col,
 			  double *amount)
 {
+	uint64_t value;
+
 	switch (col->amount) {
-	case CG_AMOUNT_TIME:
-		*amount = (double)r->time_ns[col->index];
-		return true;
-	case CG_AMOUNT_COUNT:
-		*amount = (double)r->count[col->index];
-		return true;
-	case CG_AMOUNT_TASKS:
-		*amount = (double)r->tasks;
-		return true;
 	case CG_AMOUNT_RUNQ_QUANTILE:
 		if (!r->count[CG_RUNQ_WAITS])
 			return false;
@@ -147,16 +164,15 @@ static bool figure_amount(const struct cg_record *r, const struct cg_figure_colu
 			return false;
 		*amount = (double)r->runq_max_ns;
 		return true;
-	case CG_AMOUNT_CGROUPFS:
-		if (!(r->cgroupfs_valid & (1u << col->index)))
-			return false;
-		*amount = (double)r->cgroupfs[col->index];
-		return true;
 	case CG_AMOUNT_BUSIEST_THREAD:
 		*amount = (double)r->busiest.on_cpu_ns;
 		return true;
+	default:
+		if (!column_amount(&r->amounts, col, &value))
+			return false;
+		*amount = (double)value;
+		return true;
 	}
-	return false;
 }
 
 bool record_figure(const struct cg_record *r, uint64_t interval_ns, enum cg_figure fig,
@@ -195,11 +211,11 @@ bool record_figure(const struct cg_record *r, uint64_t interval_ns, enum cg_figu
 	return false;
 }
 
-bool record_amount(const struct cg_record *r, enum cg_figure fig, double *amount)
+bool amounts_value(const struct cg_amounts *a, enum cg_figure fig, uint64_t *value)
 {
 	if ((unsigned int)fig >= CG_NR_FIGURES)
 		return false;
-	return figure_amount(r, &figure_columns[fig], amount);
+	return column_amount(a, &figure_columns[fig], value);
 }
 
 bool figure_in_nanoseconds(enum cg_figure fig)

@@ -110,11 +110,11 @@ enum cg_figure {
 };
 
 /* sched-stats.csv's figures in its column order, for every output that has them. */
-#define CG_SCHED_FIGURES                                                                   \
-	CG_FIG_TASKS, CG_FIG_ONCPU_MILLIS, CG_FIG_RUNQ_MILLIS, CG_FIG_SLEEP_MILLIS,         \
-		CG_FIG_BLOCKED_MILLIS, CG_FIG_VCSW, CG_FIG_IVCSW, CG_FIG_MIGRATIONS,        \
-		CG_FIG_RUNQ_WAITS, CG_FIG_RUNQ_P50_MICROS, CG_FIG_RUNQ_P99_MICROS,          \
-		CG_FIG_RUNQ_MAX_MICROS, CG_FIG_PREEMPTED_SAME, CG_FIG_PREEMPTED_OTHER,      \
+#define CG_SCHED_FIGURES                                                               \
+	CG_FIG_TASKS, CG_FIG_ONCPU_MILLIS, CG_FIG_RUNQ_MILLIS, CG_FIG_SLEEP_MILLIS,    \
+		CG_FIG_BLOCKED_MILLIS, CG_FIG_VCSW, CG_FIG_IVCSW, CG_FIG_MIGRATIONS,   \
+		CG_FIG_RUNQ_WAITS, CG_FIG_RUNQ_P50_MICROS, CG_FIG_RUNQ_P99_MICROS,     \
+		CG_FIG_RUNQ_MAX_MICROS, CG_FIG_PREEMPTED_SAME, CG_FIG_PREEMPTED_OTHER, \
 		CG_FIG_PREEMPTED_KERNEL
 
 /* cgroup-stats.csv's figures in its column order, for every output that has them. */
@@ -145,11 +145,12 @@ bool record_figure(const struct cg_record *r, uint64_t interval_ns, enum cg_figu
 		   double *value);
 
 /*
- * The amount fig is made from, before any scale: nanoseconds for a figure shown as millis,
- * micros or cores (figure_in_nanoseconds()), else a count. For sums over intervals (the
- * metrics endpoint's counters). True and *amount set, or false as for record_figure().
+ * The amount fig is made from, before any scale, where it is one of a's (a time, a count, the
+ * tasks or a cgroup file's figure): nanoseconds for a figure shown as millis, micros or cores
+ * (figure_in_nanoseconds()), else a count. For run totals (the metrics endpoint's counters).
+ * True and *value set; false for a figure of another kind or one a has no value of.
  */
-bool record_amount(const struct cg_record *r, enum cg_figure fig, double *amount);
+bool amounts_value(const struct cg_amounts *a, enum cg_figure fig, uint64_t *value);
 
 /* Whether fig's amount is a time in nanoseconds. */
 bool figure_in_nanoseconds(enum cg_figure fig);

@@ -4,6 +4,8 @@
 #include <string.h>
 
 #include "core/drain.h"
+#include "core/hist.h"
+#include "core/totals.h"
 #include "lib/hashtab.h"
 
 /* A preempters map pair as last read. */
@@ -320,25 +322,11 @@ static void preempters_add(struct cg_record *t, const struct cg_record *r)
 	t->nr_preempters = top.n;
 }
 
+/* r into t, both of one interval: different cgroups, or a cgroup's pools. */
 static void record_add(struct cg_record *t, const struct cg_record *r, int nr_cols)
 {
-	int s, k, b, i;
-
-	/* different cgroups: their tasks add up (a removed one's are about to go) */
-	t->tasks += r->tasks;
-	for (s = 0; s < CG_NR_STATES; s++)
-		t->time_ns[s] += r->time_ns[s];
-	for (k = 0; k < CG_NR_COUNTS; k++)
-		t->count[k] += r->count[k];
-	if (r->runq_max_ns > t->runq_max_ns)
-		t->runq_max_ns = r->runq_max_ns;
-	if (r->runq_min_inv > t->runq_min_inv)
-		t->runq_min_inv = r->runq_min_inv;
-	for (b = 0; b < CG_HIST_BUCKETS; b++)
-		t->runq_hist.bucket[b] += r->runq_hist.bucket[b];
-	t->runq_hist.count += r->runq_hist.count;
-	for (i = 0; i < nr_cols; i++)
-		t->counter[i] += r->counter[i];
+	totals_add(&t->amounts, &r->amounts, nr_cols, TOTALS_VALID_ALL);
+	hist_add(&t->runq_hist, &r->runq_hist);
 	preempters_add(t, r);
 	if (r->busiest.on_cpu_ns > t->busiest.on_cpu_ns)
 		t->busiest = r->busiest;

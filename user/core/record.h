@@ -80,6 +80,28 @@ struct cg_record_thread {
 	char comm[CG_COMM_LEN + 1];
 };
 
+/*
+ * What of a record adds up, over intervals and over cgroups: all but its histogram (most of its
+ * size), its preempters and its busiest thread. The record holds these members both by name and
+ * as one struct cg_amounts (the kernel's struct_group_tagged(), include/linux/stddef.h), so run
+ * totals keep just these and core/totals.h adds them in one place.
+ */
+#define CG_AMOUNTS_MEMBERS                                                                        \
+	uint64_t tasks; /* threads in the cgroup (its subtree when watched) at the end */         \
+	uint64_t time_ns[CG_NR_STATES]; /* on-CPU, run-queue, sleep, blocked, stolen */           \
+	uint64_t count[CG_NR_COUNTS];	/* one per enum cg_count */                               \
+	uint64_t runq_max_ns;		/* exact; 0 when there was no run-queue wait */           \
+	uint64_t runq_min_inv;		/* the shortest wait, ~-inverted as in cg_slot_live */    \
+	/* perf counters, in the order of the run's event list; counter_valid says which count */ \
+	uint64_t counter[CG_MAX_EVENTS];                                                          \
+	bool counter_valid[CG_MAX_EVENTS];                                                        \
+	uint64_t cgroupfs[CG_NR_CGROUPFS]; /* one per enum cg_cgroupfs */                         \
+	uint32_t cgroupfs_valid;	   /* bit i: cgroupfs[i] was read at both ends */
+
+struct cg_amounts {
+	CG_AMOUNTS_MEMBERS
+};
+
 struct cg_record {
 	const char *name; /* the label: NAME= of -c/-p, else the path under the v2 mount */
 	/*
@@ -97,23 +119,20 @@ struct cg_record {
 	/* a thread's record (thread-stats.csv): who it is; NULL otherwise */
 	const struct cg_thread_rec *thread;
 	uint64_t cgid;
-	uint64_t tasks; /* threads in the cgroup (its subtree when watched) at the end */
-	uint64_t time_ns[CG_NR_STATES]; /* on-CPU, run-queue, sleep, blocked, stolen */
-	uint64_t count[CG_NR_COUNTS];	/* one per enum cg_count */
-	uint64_t runq_max_ns;		/* exact; 0 when there was no run-queue wait */
-	uint64_t runq_min_inv;		/* the shortest wait, ~-inverted as in cg_slot_live */
+	/* its amounts, which add up: core/totals.h */
+	union {
+		struct {
+			CG_AMOUNTS_MEMBERS
+		};
+		struct cg_amounts amounts;
+	};
 	struct cg_hist runq_hist;
-	/* perf counters, in the order of the run's event list; counter_valid says which count */
-	uint64_t counter[CG_MAX_EVENTS];
-	bool counter_valid[CG_MAX_EVENTS];
 	/*
 	 * The cgroups whose threads took its tasks' CPU (preemptedByOtherCgroup) in the
 	 * interval, most often first: topPreempter is the first
 	 */
 	struct cg_record_preempter preempters[CG_PREEMPTERS_PER_SLOT];
 	int nr_preempters;
-	uint64_t cgroupfs[CG_NR_CGROUPFS]; /* one per enum cg_cgroupfs */
-	uint32_t cgroupfs_valid;	   /* bit i: cgroupfs[i] was read at both ends */
 	/*
 	 * The cores its own CFS quota (cpu.max, or the v1 cpu cgroup's cfs_quota_us) or its
 	 * cpuset (cpuset.cpus.effective) lets its tasks use at the interval's end, the smaller;

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "core/derived.h"
+#include "core/totals.h"
 #include "lib/hashtab.h"
 #include "lib/util.h"
 #include "lib/utf8.h"
@@ -98,13 +99,12 @@ struct metrics_container {
 	char *label;	     /* name as a label value, escaped once for all its samples */
 	uint64_t retired_ms; /* 0 while its cgroup is there */
 	bool in_last;	     /* had a record in the last interval: its gauges are current */
-	uint64_t valid;	     /* bit i: metric_defs[i] has a value */
-	uint64_t sum[NR_METRIC_DEFS];
+	/* every interval's amounts since the start; a counter or cgroup file valid once it was */
+	struct cg_amounts sum;
+	uint64_t gauge_valid; /* bit i: metric_defs[i], a gauge, has a value */
 	double gauge[NR_METRIC_DEFS];
 	uint64_t hist_below[NR_HIST_EDGES]; /* waits below each edge, summed */
 	uint64_t hist_count;		    /* waits in the histogram, all lengths */
-	uint64_t perf[CG_MAX_EVENTS];
-	uint32_t perf_valid; /* bit e: perf[e] was counted in some interval */
 };
 
 struct metrics {
@@ -233,6 +233,7 @@ static struct metrics_container *container_get(struct metrics *m, const char *na
 	c = calloc(1, sizeof(*c));
 	if (!c)
 		return NULL;
+	totals_init(&c->sum, TOTALS_VALID_ANY);
 	c->name = strdup(name);
 	c->label = label_escaped(name);
 	if (!c->name || !c->label) {
@@ -250,22 +251,18 @@ static void container_add(struct metrics_container *c, const struct cg_record *r
 			  const struct cg_interval *iv, int nr_events)
 {
 	uint64_t below = 0;
-	double amount;
 	size_t i;
-	int b = 0, e;
+	int b = 0;
 
 	c->retired_ms = 0; /* a cgroup made again at the same path goes on with the sums */
 	c->in_last = true;
+	totals_add(&c->sum, &r->amounts, nr_events, TOTALS_VALID_ANY);
 	for (i = 0; i < NR_METRIC_DEFS; i++) {
 		const struct metric_def *d = &metric_defs[i];
 
-		if (d->kind == METRIC_COUNTER && record_amount(r, d->figure, &amount)) {
-			c->sum[i] += (uint64_t)amount;
-			c->valid |= 1ULL << i;
-		} else if (d->kind == METRIC_GAUGE &&
-			   record_figure(r, iv->interval_ns, d->figure, &c->gauge[i])) {
-			c->valid |= 1ULL << i;
-		}
+		if (d->kind == METRIC_GAUGE &&
+		    record_figure(r, iv->interval_ns, d->figure, &c->gauge[i]))
+			c->gauge_valid |= 1ULL << i;
 	}
 	for (i = 0; i < NR_HIST_EDGES; i++) {
 		for (; b < CG_HIST_BUCKETS && cg_hist_lower(b) < (1ULL << hist_edge_shifts[i]); b++)
@@ -273,12 +270,6 @@ static void container_add(struct metrics_container *c, const struct cg_record *r
 		c->hist_below[i] += below;
 	}
 	c->hist_count += r->runq_hist.count;
-	for (e = 0; e < nr_events; e++) {
-		if (!r->counter_valid[e])
-			continue;
-		c->perf[e] += r->counter[e];
-		c->perf_valid |= 1u << e;
-	}
 }
 
 struct expire_ctx {
@@ -507,6 +498,7 @@ static void put_container_defs(FILE *f, bool om, const struct metrics_snapshot *
 {
 	const struct metric_def *d, *first = NULL;
 	const struct metrics_container *c;
+	uint64_t amount;
 	size_t i;
 	int k;
 
@@ -523,21 +515,21 @@ static void put_container_defs(FILE *f, bool om, const struct metrics_snapshot *
 		}
 		for (k = 0; k < s->nr_containers; k++) {
 			c = &s->containers[k];
-			if (!(c->valid & (1ULL << i)))
-				continue;
 			if (d->kind == METRIC_GAUGE) {
-				if (!c->in_last)
+				if (!c->in_last || !(c->gauge_valid & (1ULL << i)))
 					continue;
 				put_sample(f, d->family, "", c->label, d->labels, NULL, NULL);
 				fprintf(f, "%.9g", c->gauge[i]);
 				put_stamp(f, om, s);
 				continue;
 			}
+			if (!amounts_value(&c->sum, d->figure, &amount))
+				continue;
 			put_sample(f, d->family, "_total", c->label, d->labels, NULL, NULL);
 			if (figure_in_nanoseconds(d->figure))
-				put_seconds(f, c->sum[i]);
+				put_seconds(f, amount);
 			else
-				put_digits(f, c->sum[i], 1);
+				put_digits(f, amount, 1);
 			put_stamp(f, om, s);
 		}
 	}
@@ -547,14 +539,10 @@ static void put_histogram(FILE *f, bool om, const struct metrics_snapshot *s)
 {
 	static const char family[] = "cgstat_runqueue_wait_duration_seconds";
 	const struct metrics_container *c;
-	size_t runq = 0, i;
 	char le[NR_HIST_EDGES][24];
+	size_t i;
 	int k;
 
-	for (i = 0; i < NR_METRIC_DEFS; i++) {
-		if (metric_defs[i].figure == CG_FIG_RUNQ_MILLIS)
-			runq = i;
-	}
 	/*
 	 * _count: the waits whose length cgstat saw; the few recovered from the kernel's
 	 * sched_info at a switch-in are in cgstat_runqueue_waits_total only. _sum: all the time.
@@ -579,7 +567,7 @@ static void put_histogram(FILE *f, bool om, const struct metrics_snapshot *s)
 		put_digits(f, c->hist_count, 1);
 		put_stamp(f, om, s);
 		put_sample(f, family, "_sum", c->label, NULL, NULL, NULL);
-		put_seconds(f, c->sum[runq]);
+		put_seconds(f, c->sum.time_ns[CG_RUNQ]);
 		put_stamp(f, om, s);
 	}
 }
@@ -591,7 +579,8 @@ static void put_perf(FILE *f, bool om, const struct metrics_snapshot *s)
 	int k, e;
 
 	for (k = 0; k < s->nr_containers; k++)
-		any |= s->containers[k].perf_valid != 0;
+		for (e = 0; e < s->nr_events; e++)
+			any |= s->containers[k].sum.counter_valid[e];
 	if (!any)
 		return;
 	put_family(f, om, "cgstat_perf_events", "counter", NULL,
@@ -600,11 +589,11 @@ static void put_perf(FILE *f, bool om, const struct metrics_snapshot *s)
 	for (e = 0; e < s->nr_events; e++) {
 		for (k = 0; k < s->nr_containers; k++) {
 			c = &s->containers[k];
-			if (!(c->perf_valid & (1u << e)))
+			if (!c->sum.counter_valid[e])
 				continue;
 			put_sample(f, "cgstat_perf_events", "_total", c->label, NULL, "event",
 				   s->event_names[e]);
-			put_digits(f, c->perf[e], 1);
+			put_digits(f, c->sum.counter[e], 1);
 			put_stamp(f, om, s);
 		}
 	}

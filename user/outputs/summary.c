@@ -11,6 +11,7 @@
 #include "lib/json_util.h"
 #include "lib/message.h"
 #include "core/stages.h"
+#include "core/totals.h"
 #include "outputs/stream.h"
 #include "outputs/summary.h"
 #include "lib/util.h"
@@ -30,18 +31,6 @@
 /* A first table big enough for a host's usual cgroups without growing. */
 #define FIRST_BUCKETS 64
 
-/* A cgroup's amounts over the run: its record without the histogram, which is most of it. */
-struct summary_sums {
-	uint64_t tasks;
-	uint64_t time_ns[CG_NR_STATES];
-	uint64_t count[CG_NR_COUNTS];
-	uint64_t runq_max_ns;
-	uint64_t runq_min_inv;
-	uint64_t counter[CG_MAX_EVENTS];
-	bool counter_valid[CG_MAX_EVENTS];
-	uint64_t verdicts[CG_NR_VERDICTS]; /* intervals with each verdict */
-};
-
 /* Where an entry's run-queue quantiles come from. */
 enum summary_quantiles {
 	QUANTILES_FROM_HIST, /* one cgroup, live: its histogram holds every wait */
@@ -59,7 +48,8 @@ struct summary_preempter {
 struct summary_entry {
 	struct hash_node node;		   /* in summary's table, by name */
 	struct summary_entry *prev, *next; /* first-seen order, which the JSON keeps */
-	struct summary_sums sums;	   /* tasks: the last interval's */
+	struct cg_amounts sums;		   /* tasks: the last interval's */
+	uint64_t verdicts[CG_NR_VERDICTS]; /* intervals with each verdict */
 	struct cg_hist *hist;		   /* the live cgroup's waits; NULL once retired */
 	uint64_t cgid;			   /* the cgroup whose record came last: the live one */
 	enum summary_quantiles quantiles;
@@ -133,13 +123,11 @@ static struct summary_entry *entry_new(const char *name)
 {
 	size_t len = strlen(name) + 1;
 	struct summary_entry *e;
-	int i;
 
 	e = calloc(1, sizeof(*e) + len);
 	if (!e)
 		return NULL;
-	for (i = 0; i < CG_MAX_EVENTS; i++)
-		e->sums.counter_valid[i] = true;
+	totals_init(&e->sums, TOTALS_VALID_ALL);
 	memcpy(e->name, name, len);
 	return e;
 }
@@ -297,55 +285,6 @@ static struct summary_entry *live_entry(struct summary *s, const char *name)
 	return e;
 }
 
-static void sums_of_record(struct summary_sums *u, const struct cg_record *r)
-{
-	u->tasks = r->tasks;
-	memcpy(u->time_ns, r->time_ns, sizeof(u->time_ns));
-	memcpy(u->count, r->count, sizeof(u->count));
-	u->runq_max_ns = r->runq_max_ns;
-	u->runq_min_inv = r->runq_min_inv;
-	memcpy(u->counter, r->counter, sizeof(u->counter));
-	memcpy(u->counter_valid, r->counter_valid, sizeof(u->counter_valid));
-	memset(u->verdicts, 0, sizeof(u->verdicts));
-}
-
-/* A record to work figures out from: u's amounts and hist's waits (none when NULL). */
-static void record_of_sums(struct cg_record *r, const struct summary_sums *u,
-			   const struct cg_hist *hist)
-{
-	memset(r, 0, sizeof(*r));
-	r->tasks = u->tasks;
-	memcpy(r->time_ns, u->time_ns, sizeof(r->time_ns));
-	memcpy(r->count, u->count, sizeof(r->count));
-	r->runq_max_ns = u->runq_max_ns;
-	r->runq_min_inv = u->runq_min_inv;
-	if (hist)
-		r->runq_hist = *hist;
-	memcpy(r->counter, u->counter, sizeof(r->counter));
-	memcpy(r->counter_valid, u->counter_valid, sizeof(r->counter_valid));
-}
-
-/* Fold u into t, all but tasks; nr_events counters, each valid only while every u's is. */
-static void add_sums(struct summary_sums *t, const struct summary_sums *u, int nr_events)
-{
-	int i;
-
-	for (i = 0; i < CG_NR_STATES; i++)
-		t->time_ns[i] += u->time_ns[i];
-	for (i = 0; i < CG_NR_COUNTS; i++)
-		t->count[i] += u->count[i];
-	if (u->runq_max_ns > t->runq_max_ns)
-		t->runq_max_ns = u->runq_max_ns;
-	if (u->runq_min_inv > t->runq_min_inv)
-		t->runq_min_inv = u->runq_min_inv;
-	for (i = 0; i < nr_events; i++) {
-		t->counter[i] += u->counter[i];
-		t->counter_valid[i] = t->counter_valid[i] && u->counter_valid[i];
-	}
-	for (i = 0; i < CG_NR_VERDICTS; i++)
-		t->verdicts[i] += u->verdicts[i];
-}
-
 static int add_host(struct summary *s, const struct cg_host *h)
 {
 	char name[CG_HOST_COLUMN_NAME_MAX];
@@ -384,7 +323,6 @@ int summary__add(struct summary *s, const struct cg_interval *iv)
 {
 	const struct cg_record *r;
 	struct summary_entry *e;
-	struct summary_sums u;
 	int i, nr_events, err;
 
 	if (!s->events_known) {
@@ -399,9 +337,8 @@ int summary__add(struct summary *s, const struct cg_interval *iv)
 		e = live_entry(s, r->name);
 		if (!e)
 			return -ENOMEM;
-		sums_of_record(&u, r);
-		u.verdicts[record_verdict(r, iv->interval_ns, iv->nr_cpus, NULL, 0)] = 1;
-		add_sums(&e->sums, &u, nr_events);
+		totals_add(&e->sums, &r->amounts, nr_events, TOTALS_VALID_ALL);
+		e->verdicts[record_verdict(r, iv->interval_ns, iv->nr_cpus, NULL, 0)]++;
 		/* Counters the interval lacks did not count for this cgroup. */
 		memset(&e->sums.counter_valid[nr_events], 0,
 		       (s->nr_events - nr_events) * sizeof(bool));
@@ -448,9 +385,10 @@ static void fold_entry(struct summary *s, struct summary_entry *e)
 	folded->quantiles = QUANTILES_NONE;
 	if (folded == e)
 		return;
-	add_sums(&folded->sums, &e->sums, s->nr_events);
 	/* Different cgroups: their tasks add up, as they do in allContainers. */
-	folded->sums.tasks += e->sums.tasks;
+	totals_add(&folded->sums, &e->sums, s->nr_events, TOTALS_VALID_ALL);
+	for (int v = 0; v < CG_NR_VERDICTS; v++)
+		folded->verdicts[v] += e->verdicts[v];
 	unlink_entry(s, e);
 	entry_free(e);
 }
@@ -467,7 +405,7 @@ void summary__retire(struct summary *s, const char *name, uint64_t cgid)
 	hist_add(&s->retired_hist, e->hist);
 	if (e->quantiles == QUANTILES_FROM_HIST) {
 		/* Neither the waits nor the maximum can change any more, so neither can these. */
-		record_of_sums(&t, &e->sums, e->hist);
+		totals_record(&t, &e->sums, e->hist);
 		record_figure(&t, s->total_ns, CG_FIG_RUNQ_P50_MICROS, &e->runq_p50_micros);
 		record_figure(&t, s->total_ns, CG_FIG_RUNQ_P99_MICROS, &e->runq_p99_micros);
 		e->quantiles = QUANTILES_KEPT;
@@ -591,7 +529,7 @@ static int json_preempters(cJSON *obj, const struct summary_entry *e)
  * when every interval was (a container idle before and after a test is judged by the test).
  * CG_NR_VERDICTS without an interval.
  */
-static enum cg_verdict dominant_verdict(const struct summary_sums *u)
+static enum cg_verdict dominant_verdict(const struct summary_entry *u)
 {
 	enum cg_verdict v, best = CG_NR_VERDICTS;
 
@@ -606,7 +544,7 @@ static enum cg_verdict dominant_verdict(const struct summary_sums *u)
 
 /* "verdicts": how many intervals had each verdict (those that some had); "verdict": the dominant.
  */
-static int json_verdicts(cJSON *obj, const struct summary_sums *u)
+static int json_verdicts(cJSON *obj, const struct summary_entry *u)
 {
 	enum cg_verdict v, dominant = dominant_verdict(u);
 	cJSON *counts;
@@ -642,36 +580,34 @@ static int json_host(cJSON *root, const struct summary *s)
 
 static int json_containers(cJSON *root, const struct summary *s)
 {
-	struct summary_sums all_sums = { 0 };
+	struct cg_amounts all_sums;
 	const struct summary_entry *e;
 	struct cg_record t, all;
 	cJSON *containers, *obj;
-	int i, err = 0;
+	int err = 0;
 
 	containers = cJSON_AddObjectToObject(root, "containers");
 	if (!containers)
 		return -ENOMEM;
-	for (i = 0; i < CG_MAX_EVENTS; i++)
-		all_sums.counter_valid[i] = true;
+	totals_init(&all_sums, TOTALS_VALID_ALL);
 	for (e = s->first; e && !err; e = e->next) {
 		obj = json_add_object(containers, e->name);
 		if (!obj)
 			return -errno;
-		record_of_sums(&t, &e->sums, e->hist);
+		totals_record(&t, &e->sums, e->hist);
 		err = json_figures(obj, s, &t, e->quantiles, e);
 		if (!err)
 			err = json_preempters(obj, e);
 		if (!err)
-			err = json_verdicts(obj, &e->sums);
+			err = json_verdicts(obj, e);
 		if (!err && s->stages)
 			err = stages__json(s->stages, e->name, obj);
-		add_sums(&all_sums, &e->sums, s->nr_events);
-		all_sums.tasks += e->sums.tasks;
+		totals_add(&all_sums, &e->sums, s->nr_events, TOTALS_VALID_ALL);
 	}
 	if (err)
 		return err;
 	/* The retired cgroups' waits are in the run-wide histogram, the live ones' in their own. */
-	record_of_sums(&all, &all_sums, &s->retired_hist);
+	totals_record(&all, &all_sums, &s->retired_hist);
 	for (e = s->first; e; e = e->next)
 		if (e->hist)
 			hist_add(&all.runq_hist, e->hist);
@@ -695,7 +631,7 @@ static void print_figure(FILE *f, const struct summary *s, const struct cg_recor
 	fputs(after, f);
 }
 
-static uint64_t verdict_intervals(const struct summary_sums *u)
+static uint64_t verdict_intervals(const struct summary_entry *u)
 {
 	uint64_t n = 0;
 
@@ -711,7 +647,7 @@ void summary__print_brief(const struct summary *s, FILE *f)
 	enum cg_verdict v;
 
 	for (e = s->first; e; e = e->next) {
-		record_of_sums(&t, &e->sums, NULL);
+		totals_record(&t, &e->sums, NULL);
 		fputs("cgstat: ", f);
 		message_quote(f, e->name);
 		print_figure(f, s, &t, CG_FIG_CPU_CORES, ": ", " cores");
@@ -722,11 +658,11 @@ void summary__print_brief(const struct summary *s, FILE *f)
 		print_figure(f, s, &t, CG_FIG_BLOCKED_PERCENT, ", blocked ", " %");
 		print_figure(f, s, &t, CG_FIG_VCSW_RATE, "; switches/s: ", " voluntary");
 		print_figure(f, s, &t, CG_FIG_IVCSW_RATE, ", ", " involuntary");
-		v = dominant_verdict(&e->sums);
+		v = dominant_verdict(e);
 		if (v != CG_NR_VERDICTS)
 			fprintf(f, "; verdict: %s in %llu of %llu intervals", verdict_names[v],
-				(unsigned long long)e->sums.verdicts[v],
-				(unsigned long long)verdict_intervals(&e->sums));
+				(unsigned long long)e->verdicts[v],
+				(unsigned long long)verdict_intervals(e));
 		fputc('\n', f);
 	}
 }

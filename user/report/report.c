@@ -39,15 +39,32 @@ static const char *const file_names[NR_FILES] = {
  * one of its own (a summary key that is no figure, or a host-io.csv column's part).
  */
 struct out_name {
-	enum { NAME_NONE, NAME_FIGURE, NAME_DERIVED, NAME_OWN } kind;
+	enum {
+		NAME_NONE,
+		NAME_FIGURE,
+		NAME_DERIVED,
+		NAME_OWN
+	} kind;
 	int id; /* enum cg_figure or enum cg_derived */
 	const char *own;
 };
 
-#define FIGURE(f)  { NAME_FIGURE, f, NULL }
-#define DERIVED(d) { NAME_DERIVED, d, NULL }
-#define OWN(s)	   { NAME_OWN, 0, s }
-#define NONE	   { NAME_NONE, 0, NULL }
+#define FIGURE(f)                    \
+	{                            \
+		NAME_FIGURE, f, NULL \
+	}
+#define DERIVED(d)                    \
+	{                             \
+		NAME_DERIVED, d, NULL \
+	}
+#define OWN(s)                 \
+	{                      \
+		NAME_OWN, 0, s \
+	}
+#define NONE                       \
+	{                          \
+		NAME_NONE, 0, NULL \
+	}
 
 /* The name, or NULL for none. */
 static const char *out_name(const struct out_name *n)
@@ -206,9 +223,11 @@ static double md_value(const cJSON *c, const struct md_column *col)
 		v2 = json_number(c, key2);
 		/* page faults: perf's count when it was taken, else the threads' own */
 		if (!strcmp(key, PERF_PAGE_FAULTS_RATE))
-			return isnan(v) ? json_number(c, figure_columns[CG_FIG_MINOR_FAULTS_RATE].name) +
-						  v2
-					: v;
+			return isnan(v)
+				       ? json_number(
+						 c, figure_columns[CG_FIG_MINOR_FAULTS_RATE].name) +
+						 v2
+				       : v;
 		v = isnan(v) || isnan(v2) ? NAN : v + v2;
 	}
 	return v;

@@ -170,7 +170,8 @@ bool cgroupfs_parse_cpu_max(const char *text, double *cores)
 	const char *period = strchr(text, ' ');
 	uint64_t quota_us, period_us;
 
-	if (!period || text_parse_u64(text, &quota_us, NULL) || text_parse_u64(period + 1, &period_us, NULL))
+	if (!period || text_parse_u64(text, &quota_us, NULL) ||
+	    text_parse_u64(period + 1, &period_us, NULL))
 		return false; /* "max PERIOD" too: no quota */
 	return quota_cores(quota_us, period_us, cores);
 }
@@ -382,7 +383,8 @@ static void read_v1_throttling(struct cgroupfs *c, struct cgroupfs_entry *e, con
 	 * nothing ran there to be throttled that cgstat could place. /proc/TID/cgroup is read
 	 * again only when the first thread is another one.
 	 */
-	if (read_kept(e, FILE_THREADS, dir, buf, 32) || text_parse_u64(buf, &tid, NULL) || tid > INT_MAX) {
+	if (read_kept(e, FILE_THREADS, dir, buf, 32) || text_parse_u64(buf, &tid, NULL) ||
+	    tid > INT_MAX) {
 		if (!e->v1_path)
 			return;
 	} else if (!e->v1_path || (int)tid != e->v1_tid) {

@@ -53,6 +53,42 @@ static void check_rule(enum totals_validity v)
 	CHECK(!(t.cgroupfs_valid & (1u << CG_FS_PERIODS)));
 }
 
+/* The label table: found by name, listed in first-seen order, and gone once unlinked. */
+static void check_table(void)
+{
+	static const char *const names[] = { "broker", "bookie-1", "", "bookie-2",
+					     "(removed cgroups)" };
+	struct totals_label labels[5], *l;
+	struct cg_record r = { .tasks = 9, .cgid = 42 };
+	struct totals_table t;
+	int i;
+
+	CHECK(!totals_table_init(&t, 2));
+	for (i = 0; i < 5; i++) {
+		totals_label_init(&labels[i], names[i], TOTALS_VALID_ALL);
+		totals_table_link(&t, &labels[i]);
+	}
+	CHECK(t.nr == 5);
+	for (i = 0; i < 5; i++)
+		CHECK(totals_table_find(&t, names[i]) == &labels[i]);
+	CHECK(!totals_table_find(&t, "bookie"));
+	totals_table_unlink(&t, &labels[0]);
+	totals_table_unlink(&t, &labels[3]);
+	totals_table_unlink(&t, &labels[4]);
+	CHECK(t.nr == 2 && !totals_table_find(&t, "broker") && !totals_table_find(&t, "bookie-2"));
+	CHECK(t.first == &labels[1] && t.first->next == &labels[2] && !labels[2].next);
+	CHECK(t.last == &labels[2] && labels[2].prev == &labels[1] && !labels[1].prev);
+
+	/* a record of the label's cgroup: its tasks and cgroup the label's now, amounts added */
+	r.time_ns[CG_ONCPU] = 5;
+	l = totals_table_find(&t, "");
+	totals_label_add(l, &r, 0, TOTALS_VALID_ALL);
+	r.tasks = 3;
+	totals_label_add(l, &r, 0, TOTALS_VALID_ALL);
+	CHECK(l->sum.tasks == 3 && l->cgid == 42 && l->sum.time_ns[CG_ONCPU] == 10);
+	totals_table_fini(&t);
+}
+
 int main(void)
 {
 	struct cg_amounts t, a = part(10, 400, 900, true, true);
@@ -61,6 +97,7 @@ int main(void)
 
 	check_rule(TOTALS_VALID_ALL);
 	check_rule(TOTALS_VALID_ANY);
+	check_table();
 
 	/* ALL: parts that all had a value keep it */
 	totals_init(&t, TOTALS_VALID_ALL);

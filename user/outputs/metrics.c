@@ -11,7 +11,6 @@
 
 #include "core/derived.h"
 #include "core/totals.h"
-#include "lib/hashtab.h"
 #include "lib/util.h"
 #include "lib/utf8.h"
 
@@ -94,13 +93,14 @@ static const unsigned int hist_edge_shifts[] = { 12, 15, 18, 21, 24, 27, 30 };
 #define NR_HIST_EDGES ARRAY_SIZE(hist_edge_shifts)
 
 struct metrics_container {
-	struct hash_node node;
-	char *name;
-	char *label;	     /* name as a label value, escaped once for all its samples */
-	uint64_t retired_ms; /* 0 while its cgroup is there */
-	bool in_last;	     /* had a record in the last interval: its gauges are current */
-	/* every interval's amounts since the start; a counter or cgroup file valid once it was */
-	struct cg_amounts sum;
+	/*
+	 * every interval's amounts since the start, a counter or cgroup file valid once it was;
+	 * in the metrics' table by the name it owns
+	 */
+	struct totals_label totals;
+	char *label;	      /* the name as a label value, escaped once for all its samples */
+	uint64_t retired_ms;  /* 0 while its cgroup is there */
+	bool in_last;	      /* had a record in the last interval: its gauges are current */
 	uint64_t gauge_valid; /* bit i: metric_defs[i], a gauge, has a value */
 	double gauge[NR_METRIC_DEFS];
 	uint64_t hist_below[NR_HIST_EDGES]; /* waits below each edge, summed */
@@ -108,8 +108,7 @@ struct metrics_container {
 };
 
 struct metrics {
-	struct hash_table by_name;
-	int nr_containers;
+	struct totals_table containers; /* of struct metrics_container */
 	const char *const *event_names;
 	int nr_events;
 	bool have_interval;
@@ -136,7 +135,7 @@ struct metrics *metrics__new(const char *const *event_names, int nr_events)
 {
 	struct metrics *m = calloc(1, sizeof(*m));
 
-	if (!m || hash_table_init(&m->by_name, 64)) {
+	if (!m || totals_table_init(&m->containers, 64)) {
 		free(m);
 		errno = ENOMEM;
 		return NULL;
@@ -191,13 +190,15 @@ static char *label_escaped(const char *v)
 	return text;
 }
 
-static void container_free(struct hash_table *t, struct hash_node *n, void *ctx)
+static struct metrics_container *container_of_totals(struct totals_label *l)
 {
-	struct metrics_container *c = container_of(n, struct metrics_container, node);
+	return l ? container_of(l, struct metrics_container, totals) : NULL;
+}
 
-	(void)ctx;
-	hash_table_del(t, n);
-	free(c->name);
+static void container_free(struct metrics *m, struct metrics_container *c)
+{
+	totals_table_unlink(&m->containers, &c->totals);
+	free((char *)c->totals.name);
 	free(c->label);
 	free(c);
 }
@@ -206,44 +207,33 @@ void metrics__free(struct metrics *m)
 {
 	if (!m)
 		return;
-	hash_table_visit(&m->by_name, container_free, NULL);
-	hash_table_fini(&m->by_name);
+	while (m->containers.first)
+		container_free(m, container_of_totals(m->containers.first));
+	totals_table_fini(&m->containers);
 	free(m->disks);
 	free(m);
 }
 
-static bool name_match(const struct hash_node *n, const void *key)
-{
-	return !strcmp(container_of(n, struct metrics_container, node)->name, key);
-}
-
-static struct metrics_container *container_find(const struct metrics *m, const char *name)
-{
-	struct hash_node *n = hash_table_find(&m->by_name, hash_string(name), name_match, name);
-
-	return n ? container_of(n, struct metrics_container, node) : NULL;
-}
-
 static struct metrics_container *container_get(struct metrics *m, const char *name)
 {
-	struct metrics_container *c = container_find(m, name);
+	struct metrics_container *c = container_of_totals(totals_table_find(&m->containers, name));
+	char *owned;
 
 	if (c)
 		return c;
 	c = calloc(1, sizeof(*c));
-	if (!c)
-		return NULL;
-	totals_init(&c->sum, TOTALS_VALID_ANY);
-	c->name = strdup(name);
-	c->label = label_escaped(name);
-	if (!c->name || !c->label) {
-		free(c->name);
-		free(c->label);
+	owned = strdup(name);
+	if (c)
+		c->label = label_escaped(name);
+	if (!c || !owned || !c->label) {
+		free(owned);
+		if (c)
+			free(c->label);
 		free(c);
 		return NULL;
 	}
-	hash_table_add(&m->by_name, &c->node, hash_string(name));
-	m->nr_containers++;
+	totals_label_init(&c->totals, owned, TOTALS_VALID_ANY);
+	totals_table_link(&m->containers, &c->totals);
 	return c;
 }
 
@@ -256,7 +246,7 @@ static void container_add(struct metrics_container *c, const struct cg_record *r
 
 	c->retired_ms = 0; /* a cgroup made again at the same path goes on with the sums */
 	c->in_last = true;
-	totals_add(&c->sum, &r->amounts, nr_events, TOTALS_VALID_ANY);
+	totals_label_add(&c->totals, r, nr_events, TOTALS_VALID_ANY);
 	for (i = 0; i < NR_METRIC_DEFS; i++) {
 		const struct metric_def *d = &metric_defs[i];
 
@@ -272,26 +262,21 @@ static void container_add(struct metrics_container *c, const struct cg_record *r
 	c->hist_count += r->runq_hist.count;
 }
 
-struct expire_ctx {
-	struct metrics *m;
-	uint64_t now_ms;
-};
-
-static void container_expire(struct hash_table *t, struct hash_node *n, void *ctx)
+/* Before an interval is added: no gauge is current, and the retired past their grace go. */
+static void containers_expire(struct metrics *m, uint64_t now_ms)
 {
-	struct metrics_container *c = container_of(n, struct metrics_container, node);
-	struct expire_ctx *x = ctx;
+	struct metrics_container *c, *next;
 
-	c->in_last = false;
-	if (c->retired_ms && x->now_ms - c->retired_ms > METRICS_GRACE_MS) {
-		container_free(t, n, NULL);
-		x->m->nr_containers--;
+	for (c = container_of_totals(m->containers.first); c; c = next) {
+		next = container_of_totals(c->totals.next);
+		c->in_last = false;
+		if (c->retired_ms && now_ms - c->retired_ms > METRICS_GRACE_MS)
+			container_free(m, c);
 	}
 }
 
 int metrics__add(struct metrics *m, const struct cg_interval *iv, uint64_t drain_ns)
 {
-	struct expire_ctx x = { m, iv->epoch_ms };
 	struct metrics_container *c;
 	struct cg_host_disk *disks = NULL;
 	int i;
@@ -302,7 +287,7 @@ int metrics__add(struct metrics *m, const struct cg_interval *iv, uint64_t drain
 			return -ENOMEM;
 		memcpy(disks, iv->host.disks, iv->host.nr_disks * sizeof(*disks));
 	}
-	hash_table_visit(&m->by_name, container_expire, &x);
+	containers_expire(m, iv->epoch_ms);
 	for (i = 0; i < iv->nr_records; i++) {
 		c = container_get(m, iv->records[i].name);
 		if (!c) {
@@ -324,33 +309,21 @@ int metrics__add(struct metrics *m, const struct cg_interval *iv, uint64_t drain
 
 void metrics__retire(struct metrics *m, const char *name, uint64_t now_ms)
 {
-	struct metrics_container *c = container_find(m, name);
+	struct metrics_container *c = container_of_totals(totals_table_find(&m->containers, name));
 
 	if (c && !c->retired_ms)
 		c->retired_ms = now_ms ? now_ms : 1;
 }
 
-struct copy_ctx {
-	struct metrics_snapshot *s;
-	int err;
-};
-
-static void container_copy(struct hash_table *t, struct hash_node *n, void *ctx)
+/* c into dst, a snapshot's: linked nowhere, its name not kept (the page needs the label). */
+static int container_copy(struct metrics_container *dst, const struct metrics_container *c)
 {
-	const struct metrics_container *c = container_of(n, struct metrics_container, node);
-	struct copy_ctx *x = ctx;
-	struct metrics_container *dst = &x->s->containers[x->s->nr_containers];
-
-	(void)t;
-	if (x->err)
-		return;
 	*dst = *c;
-	dst->node = (struct hash_node){};
-	dst->name = NULL;
+	dst->totals.node = (struct hash_node){};
+	dst->totals.prev = dst->totals.next = NULL;
+	dst->totals.name = NULL;
 	dst->label = strdup(c->label);
-	x->s->nr_containers++;
-	if (!dst->label)
-		x->err = -ENOMEM;
+	return dst->label ? 0 : -ENOMEM;
 }
 
 static int container_cmp(const void *a, const void *b)
@@ -362,7 +335,7 @@ static int container_cmp(const void *a, const void *b)
 struct metrics_snapshot *metrics__snapshot(const struct metrics *m)
 {
 	struct metrics_snapshot *s = calloc(1, sizeof(*s));
-	struct copy_ctx x = { s, 0 };
+	const struct totals_label *l;
 
 	if (!s)
 		goto fail;
@@ -375,7 +348,7 @@ struct metrics_snapshot *metrics__snapshot(const struct metrics *m)
 	snprintf(s->stamp[0], sizeof(s->stamp[0]), " %" PRIu64 "\n", s->last.epoch_ms);
 	snprintf(s->stamp[1], sizeof(s->stamp[1]), " %" PRIu64 ".%03" PRIu64 "\n",
 		 s->last.epoch_ms / 1000, s->last.epoch_ms % 1000);
-	s->containers = calloc(m->nr_containers ? m->nr_containers : 1, sizeof(*s->containers));
+	s->containers = calloc(m->containers.nr ? m->containers.nr : 1, sizeof(*s->containers));
 	if (!s->containers)
 		goto fail;
 	if (m->last.host.nr_disks) {
@@ -385,10 +358,13 @@ struct metrics_snapshot *metrics__snapshot(const struct metrics *m)
 		memcpy(s->disks, m->disks, m->last.host.nr_disks * sizeof(*s->disks));
 	}
 	s->last.host.disks = s->disks;
-	/* the visit takes no lock and frees nothing: a const table is not changed */
-	hash_table_visit((struct hash_table *)&m->by_name, container_copy, &x);
-	if (x.err)
-		goto fail;
+	for (l = m->containers.first; l; l = l->next) {
+		/* counted first: the snapshot's put frees the labels of the copies made */
+		s->nr_containers++;
+		if (container_copy(&s->containers[s->nr_containers - 1],
+				   container_of(l, struct metrics_container, totals)))
+			goto fail;
+	}
 	/* scrapes of an unchanged set list it in the same order */
 	qsort(s->containers, s->nr_containers, sizeof(*s->containers), container_cmp);
 	return s;
@@ -523,7 +499,7 @@ static void put_container_defs(FILE *f, bool om, const struct metrics_snapshot *
 				put_stamp(f, om, s);
 				continue;
 			}
-			if (!amounts_value(&c->sum, d->figure, &amount))
+			if (!amounts_value(&c->totals.sum, d->figure, &amount))
 				continue;
 			put_sample(f, d->family, "_total", c->label, d->labels, NULL, NULL);
 			if (figure_in_nanoseconds(d->figure))
@@ -567,7 +543,7 @@ static void put_histogram(FILE *f, bool om, const struct metrics_snapshot *s)
 		put_digits(f, c->hist_count, 1);
 		put_stamp(f, om, s);
 		put_sample(f, family, "_sum", c->label, NULL, NULL, NULL);
-		put_seconds(f, c->sum.time_ns[CG_RUNQ]);
+		put_seconds(f, c->totals.sum.time_ns[CG_RUNQ]);
 		put_stamp(f, om, s);
 	}
 }
@@ -580,7 +556,7 @@ static void put_perf(FILE *f, bool om, const struct metrics_snapshot *s)
 
 	for (k = 0; k < s->nr_containers; k++)
 		for (e = 0; e < s->nr_events; e++)
-			any |= s->containers[k].sum.counter_valid[e];
+			any |= s->containers[k].totals.sum.counter_valid[e];
 	if (!any)
 		return;
 	put_family(f, om, "cgstat_perf_events", "counter", NULL,
@@ -589,11 +565,11 @@ static void put_perf(FILE *f, bool om, const struct metrics_snapshot *s)
 	for (e = 0; e < s->nr_events; e++) {
 		for (k = 0; k < s->nr_containers; k++) {
 			c = &s->containers[k];
-			if (!c->sum.counter_valid[e])
+			if (!c->totals.sum.counter_valid[e])
 				continue;
 			put_sample(f, "cgstat_perf_events", "_total", c->label, NULL, "event",
 				   s->event_names[e]);
-			put_digits(f, c->sum.counter[e], 1);
+			put_digits(f, c->totals.sum.counter[e], 1);
 			put_stamp(f, om, s);
 		}
 	}

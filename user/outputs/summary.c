@@ -6,7 +6,6 @@
 #include <string.h>
 
 #include "core/derived.h"
-#include "lib/hashtab.h"
 #include "core/hist.h"
 #include "lib/json_util.h"
 #include "lib/message.h"
@@ -46,12 +45,9 @@ struct summary_preempter {
 
 /* One label over the run. */
 struct summary_entry {
-	struct hash_node node;		   /* in summary's table, by name */
-	struct summary_entry *prev, *next; /* first-seen order, which the JSON keeps */
-	struct cg_amounts sums;		   /* tasks: the last interval's */
+	struct totals_label label;	   /* its sums, in summary's table (first-seen order) */
 	uint64_t verdicts[CG_NR_VERDICTS]; /* intervals with each verdict */
 	struct cg_hist *hist;		   /* the live cgroup's waits; NULL once retired */
-	uint64_t cgid;			   /* the cgroup whose record came last: the live one */
 	enum summary_quantiles quantiles;
 	double runq_p50_micros; /* QUANTILES_KEPT */
 	double runq_p99_micros;
@@ -61,8 +57,7 @@ struct summary_entry {
 };
 
 struct summary {
-	struct hash_table table;
-	struct summary_entry *first, *last;
+	struct totals_table labels; /* of summary_entry, first-seen order, which the JSON keeps */
 	/*
 	 * Retirements that kept their entry. It never goes down, so that labels that come back
 	 * and go again cannot take the kept entries past the bound.
@@ -127,8 +122,8 @@ static struct summary_entry *entry_new(const char *name)
 	e = calloc(1, sizeof(*e) + len);
 	if (!e)
 		return NULL;
-	totals_init(&e->sums, TOTALS_VALID_ALL);
 	memcpy(e->name, name, len);
+	totals_label_init(&e->label, e->name, TOTALS_VALID_ALL);
 	return e;
 }
 
@@ -165,42 +160,15 @@ static int preempter_add(struct summary_entry *e, const char *label, uint64_t co
 	return 0;
 }
 
-static bool entry_is(const struct hash_node *n, const void *name)
+/* The entry of label l, or NULL. */
+static struct summary_entry *entry_of(struct totals_label *l)
 {
-	return !strcmp(container_of(n, struct summary_entry, node)->name, name);
+	return l ? container_of(l, struct summary_entry, label) : NULL;
 }
 
 static struct summary_entry *find_entry(const struct summary *s, const char *name)
 {
-	struct hash_node *n = hash_table_find(&s->table, hash_string(name), entry_is, name);
-
-	return n ? container_of(n, struct summary_entry, node) : NULL;
-}
-
-/* Linking never fails (see hashtab.h): retiring relies on that. */
-static void link_entry(struct summary *s, struct summary_entry *e)
-{
-	hash_table_add(&s->table, &e->node, hash_string(e->name));
-	e->prev = s->last;
-	e->next = NULL;
-	if (s->last)
-		s->last->next = e;
-	else
-		s->first = e;
-	s->last = e;
-}
-
-static void unlink_entry(struct summary *s, struct summary_entry *e)
-{
-	hash_table_del(&s->table, &e->node);
-	if (e->prev)
-		e->prev->next = e->next;
-	else
-		s->first = e->next;
-	if (e->next)
-		e->next->prev = e->prev;
-	else
-		s->last = e->prev;
+	return entry_of(totals_table_find(&s->labels, name));
 }
 
 struct summary *summary__new(void)
@@ -211,7 +179,7 @@ struct summary *summary__new(void)
 	if (!s)
 		return NULL;
 	s->messages = -1;
-	if (hash_table_init(&s->table, FIRST_BUCKETS))
+	if (totals_table_init(&s->labels, FIRST_BUCKETS))
 		goto err_out;
 	s->spare_folded = entry_new(FOLDED_NAME);
 	if (!s->spare_folded)
@@ -219,7 +187,7 @@ struct summary *summary__new(void)
 	s->spare_folded->quantiles = QUANTILES_NONE;
 	return s;
 err_out:
-	hash_table_fini(&s->table);
+	totals_table_fini(&s->labels);
 	free(s->spare_folded);
 	free(s);
 	errno = ENOMEM;
@@ -281,7 +249,7 @@ static struct summary_entry *live_entry(struct summary *s, const char *name)
 		free(e);
 		return NULL;
 	}
-	link_entry(s, e);
+	totals_table_link(&s->labels, &e->label);
 	return e;
 }
 
@@ -337,13 +305,11 @@ int summary__add(struct summary *s, const struct cg_interval *iv)
 		e = live_entry(s, r->name);
 		if (!e)
 			return -ENOMEM;
-		totals_add(&e->sums, &r->amounts, nr_events, TOTALS_VALID_ALL);
+		totals_label_add(&e->label, r, nr_events, TOTALS_VALID_ALL);
 		e->verdicts[record_verdict(r, iv->interval_ns, iv->nr_cpus, NULL, 0)]++;
 		/* Counters the interval lacks did not count for this cgroup. */
-		memset(&e->sums.counter_valid[nr_events], 0,
+		memset(&e->label.sum.counter_valid[nr_events], 0,
 		       (s->nr_events - nr_events) * sizeof(bool));
-		e->sums.tasks = r->tasks;
-		e->cgid = r->cgid;
 		hist_add(e->hist, &r->runq_hist);
 		for (int k = 0; k < r->nr_preempters; k++) {
 			err = preempter_add(e, r->preempters[k].label, r->preempters[k].count);
@@ -379,17 +345,17 @@ static void fold_entry(struct summary *s, struct summary_entry *e)
 	if (!folded) {
 		folded = s->spare_folded;
 		s->spare_folded = NULL;
-		link_entry(s, folded);
+		totals_table_link(&s->labels, &folded->label);
 	}
 	s->nr_folded++;
 	folded->quantiles = QUANTILES_NONE;
 	if (folded == e)
 		return;
 	/* Different cgroups: their tasks add up, as they do in allContainers. */
-	totals_add(&folded->sums, &e->sums, s->nr_events, TOTALS_VALID_ALL);
+	totals_add(&folded->label.sum, &e->label.sum, s->nr_events, TOTALS_VALID_ALL);
 	for (int v = 0; v < CG_NR_VERDICTS; v++)
 		folded->verdicts[v] += e->verdicts[v];
-	unlink_entry(s, e);
+	totals_table_unlink(&s->labels, &e->label);
 	entry_free(e);
 }
 
@@ -400,12 +366,12 @@ void summary__retire(struct summary *s, const char *name, uint64_t cgid)
 
 	e = find_entry(s, name);
 	/* another cgroup took the label (made again under the path): the entry is its */
-	if (!e || !e->hist || e->cgid != cgid)
+	if (!e || !e->hist || e->label.cgid != cgid)
 		return;
 	hist_add(&s->retired_hist, e->hist);
 	if (e->quantiles == QUANTILES_FROM_HIST) {
 		/* Neither the waits nor the maximum can change any more, so neither can these. */
-		totals_record(&t, &e->sums, e->hist);
+		totals_record(&t, &e->label.sum, e->hist);
 		record_figure(&t, s->total_ns, CG_FIG_RUNQ_P50_MICROS, &e->runq_p50_micros);
 		record_figure(&t, s->total_ns, CG_FIG_RUNQ_P99_MICROS, &e->runq_p99_micros);
 		e->quantiles = QUANTILES_KEPT;
@@ -590,11 +556,11 @@ static int json_containers(cJSON *root, const struct summary *s)
 	if (!containers)
 		return -ENOMEM;
 	totals_init(&all_sums, TOTALS_VALID_ALL);
-	for (e = s->first; e && !err; e = e->next) {
+	for (e = entry_of(s->labels.first); e && !err; e = entry_of(e->label.next)) {
 		obj = json_add_object(containers, e->name);
 		if (!obj)
 			return -errno;
-		totals_record(&t, &e->sums, e->hist);
+		totals_record(&t, &e->label.sum, e->hist);
 		err = json_figures(obj, s, &t, e->quantiles, e);
 		if (!err)
 			err = json_preempters(obj, e);
@@ -602,13 +568,13 @@ static int json_containers(cJSON *root, const struct summary *s)
 			err = json_verdicts(obj, e);
 		if (!err && s->stages)
 			err = stages__json(s->stages, e->name, obj);
-		totals_add(&all_sums, &e->sums, s->nr_events, TOTALS_VALID_ALL);
+		totals_add(&all_sums, &e->label.sum, s->nr_events, TOTALS_VALID_ALL);
 	}
 	if (err)
 		return err;
 	/* The retired cgroups' waits are in the run-wide histogram, the live ones' in their own. */
 	totals_record(&all, &all_sums, &s->retired_hist);
-	for (e = s->first; e; e = e->next)
+	for (e = entry_of(s->labels.first); e; e = entry_of(e->label.next))
 		if (e->hist)
 			hist_add(&all.runq_hist, e->hist);
 	obj = cJSON_AddObjectToObject(root, "allContainers");
@@ -646,8 +612,8 @@ void summary__print_brief(const struct summary *s, FILE *f)
 	struct cg_record t;
 	enum cg_verdict v;
 
-	for (e = s->first; e; e = e->next) {
-		totals_record(&t, &e->sums, NULL);
+	for (e = entry_of(s->labels.first); e; e = entry_of(e->label.next)) {
+		totals_record(&t, &e->label.sum, NULL);
 		fputs("cgstat: ", f);
 		message_quote(f, e->name);
 		print_figure(f, s, &t, CG_FIG_CPU_CORES, ": ", " cores");
@@ -717,8 +683,8 @@ void summary__free(struct summary *s)
 
 	if (!s)
 		return;
-	for (e = s->first; e; e = next) {
-		next = e->next;
+	for (e = entry_of(s->labels.first); e; e = next) {
+		next = entry_of(e->label.next);
 		free(e->hist);
 		entry_free(e);
 	}
@@ -726,7 +692,7 @@ void summary__free(struct summary *s)
 		s->spare_hists = h->next;
 		free(h);
 	}
-	hash_table_fini(&s->table);
+	totals_table_fini(&s->labels);
 	if (s->spare_folded)
 		entry_free(s->spare_folded);
 	for (i = 0; i < s->nr_events; i++)

@@ -58,6 +58,10 @@ GUEST_LIMITS = [
     # the interval the load started in: up to 44 ms there, 13 ms in the others, 54 ms between
     # the run's first and last line, in 5 runs on 6.1 (2026-12-05)
     (h, "LINE_LAG_MS", 150.0),
+    # the intervals' stated lengths against the test's clock from the run's first line to its
+    # last, whose arrivals lag by what the reader waited for its CPU: 11 to 30 ms on 6.1 and
+    # 6.12, but 94 to 110 ms in 4 of 6 one-busy runs on 7.2 (2026-12-06), against 50 here
+    (inv, "INTERVAL_CLOCK_MS", 350),
 ]
 for module, name, limit in GUEST_LIMITS:
     setattr(module, name, limit)

@@ -15,14 +15,17 @@
 #include "sources/cgroupfs.h"
 #include "fuzz.h"
 
-/* The decimal at s, ended by a blank, a newline or the end, that fits in 64 bits. */
+/*
+ * The decimal at s, ended by a blank (a space or a tab, as lib/text.h's parser takes for every
+ * file cgstat reads), a newline or the end, that fits in 64 bits.
+ */
 static bool value_at(const char *s, uint64_t *v)
 {
 	size_t len = strspn(s, "0123456789");
 	char *buf, *end;
 	bool ok;
 
-	if (!len || (s[len] && s[len] != ' ' && s[len] != '\n'))
+	if (!len || (s[len] && !strchr(" \t\n", s[len])))
 		return false;
 	buf = fuzz_strdup((const uint8_t *)s, len);
 	errno = 0;

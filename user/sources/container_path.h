@@ -1,0 +1,76 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * Which container a cgroup is, from its path alone, for the layouts the runtimes make: Docker
+ * (cgroupfs and systemd drivers), Podman (root and rootless, its conmon monitor told apart),
+ * Kubernetes under containerd, CRI-O or cri-dockerd with either kubelet cgroup driver (the pod's
+ * own cgroup told apart from its containers'), and systemd units. The runtimes' names for an id
+ * come from elsewhere (a runtime's module); this is what is known with none of them answering. No
+ * I/O: paths are untrusted text, and every part taken from one is checked for the characters it may
+ * hold.
+ */
+#ifndef CGSTAT_CONTAINER_PATH_H
+#define CGSTAT_CONTAINER_PATH_H
+
+#include <stddef.h>
+
+enum container_runtime {
+	RUNTIME_NONE,
+	RUNTIME_DOCKER,
+	RUNTIME_PODMAN,
+	RUNTIME_CONTAINERD,
+	RUNTIME_CRIO,
+	RUNTIME_SYSTEMD, /* a unit, not a container */
+	NR_RUNTIMES,
+};
+
+enum container_kind {
+	CONTAINER_NONE,	   /* no container's: a slice, the root, a cgroup of nothing known */
+	CONTAINER_OWN,	   /* a container's own cgroup */
+	CONTAINER_MONITOR, /* a runtime's monitor process beside the container (conmon) */
+	CONTAINER_POD,	   /* a Kubernetes pod's cgroup: the total of its containers */
+	CONTAINER_UNIT,	   /* a systemd unit's cgroup */
+};
+
+/* A Kubernetes pod's QoS class, from the slice or folder its cgroup is in. */
+enum pod_qos {
+	QOS_NONE,
+	QOS_GUARANTEED, /* directly under kubepods */
+	QOS_BURSTABLE,
+	QOS_BESTEFFORT,
+};
+
+#define CONTAINER_ID_LEN   64  /* the runtimes' ids: 64 lowercase hex digits */
+#define CONTAINER_SHORT_ID 12  /* as docker ps shows them */
+#define POD_UID_MAX	   36  /* a UUID; a static pod's is 32 hex digits */
+#define UNIT_NAME_MAX	   255 /* systemd's UNIT_NAME_MAX */
+
+struct container_path {
+	enum container_runtime runtime;
+	enum container_kind kind;
+	char id[CONTAINER_ID_LEN + 1]; /* CONTAINER_OWN and CONTAINER_MONITOR; else "" */
+	/* a Kubernetes pod's, with dashes (the systemd driver writes them as underscores) */
+	char pod_uid[POD_UID_MAX + 1];
+	enum pod_qos qos;
+	/* CONTAINER_UNIT: the unit's name, "cron.service"; "" otherwise */
+	char unit[UNIT_NAME_MAX + 1];
+	/* the uid of a user's systemd instance (user@UID.service) it is under; -1 when none */
+	long user;
+	/*
+	 * Where the part below the container's (or pod's, or unit's) own cgroup begins in the path:
+	 * a cgroup the container made inside its own ("/docker/ID/sub" has "/sub"); the path's
+	 * length when there is none.
+	 */
+	size_t below;
+};
+
+/*
+ * What path, a cgroup's path under the v2 mount ("/docker/ID"; a leading "/" or none), is.
+ * Always fills *c: kind CONTAINER_NONE (runtime RUNTIME_NONE) for a path of no container, pod
+ * or unit. Returns c->kind.
+ */
+enum container_kind container_path_parse(const char *path, struct container_path *c);
+
+/* The runtime's name as the label's prefix says it ("docker", "podman", ...); "" for none. */
+const char *container_runtime_name(enum container_runtime r);
+
+#endif /* CGSTAT_CONTAINER_PATH_H */

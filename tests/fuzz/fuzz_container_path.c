@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * container_path_parse() over arbitrary paths: whatever it takes from one is of the characters
- * its field may hold (a label is made of them), and where the container's own cgroup ends is a
- * component boundary of the path.
+ * its field may hold (a label is made of them), where the container's own cgroup ends is a
+ * component boundary of the path, and a label, made exactly for a container, pod or unit, ends
+ * with the path below it and never looks like a path or an id's fallback ("/", "#").
  */
+#include <errno.h>
 #include <stdbool.h>
 
 #include "fuzz.h"
@@ -20,6 +22,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	char *path = fuzz_strdup(data, size);
 	size_t len = strlen(path), uid_len, id_len;
 	enum container_kind kind = container_path_parse(path, &c);
+	char *label;
+	int ret;
 
 	CHECK(kind == c.kind);
 	CHECK(c.below <= len);
@@ -45,6 +49,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	CHECK(c.runtime == RUNTIME_NONE || c.runtime == RUNTIME_SYSTEMD || id_len);
 	/* the container's id and the unit are in the path as they were read */
 	CHECK(id_len == 0 || strstr(path, c.id));
+
+	/* a label exactly for what has one, ending with the path below it */
+	label = malloc(len + 128);
+	CHECK(label);
+	ret = container_path_label(path, label, len + 128);
+	CHECK(ret == (kind == CONTAINER_NONE ? -ENOENT : 0));
+	if (!ret) {
+		size_t n = strlen(label), below = len - c.below;
+
+		CHECK(n >= below && !strcmp(label + n - below, path + c.below));
+		CHECK(label[0] != '/' && label[0] != '#');
+	}
+	free(label);
 	free(path);
 	return 0;
 }

@@ -759,7 +759,8 @@ def wait_member(cgroup, pid, timeout=10):
 
 
 def v2_label(path):
-    """The label cgstat gives a cgroup in the all-cgroups mode: its path under the v2 mount."""
+    """The label cgstat gives a cgroup in the all-cgroups mode: its path under the v2 mount (for
+    a path of no container, pod or unit: test_modes.container_labels())."""
     return "/" + os.path.relpath(path, v2_mount())
 
 

@@ -6,8 +6,10 @@ conservation per interval (on-CPU + run-queue + sleep + blocked = threads * inte
 thread count against cgroup.threads, and SIGINT/SIGTERM draining the last partial interval into
 the files and the summary."""
 
+import os
 import signal
 import time
+import uuid
 
 import harness as h
 
@@ -86,6 +88,66 @@ def all_cgroups(args):
             " (switches and run time %s, then %s)" % (before, after))
     z_rows = [r for r in rows if r["container"] == label_z]
     h.check(not z_rows, "all cgroups: idle cgroup %s has no rows (%d)" % (label_z, len(z_rows)))
+
+
+def container_labels(args):
+    """Without -c/-p, a cgroup made as Docker's cgroupfs driver makes a container's, as the
+    kubelet's cgroupfs driver makes a pod's container, and as systemd makes a unit, is labelled
+    by the short id, the pod's container and the unit's name; its row's figures are its own
+    (on-CPU against its cpu.stat) and its cgroup files are still read by its path (the label
+    is no path any more)."""
+    container = uuid.uuid4().hex + uuid.uuid4().hex
+    in_pod = uuid.uuid4().hex + uuid.uuid4().hex
+    pod_uid = str(uuid.uuid4())
+    with h.scratch_cgroup("c") as top:
+        shapes = {
+            "docker:" + container[:12]: os.path.join(top, "docker", container),
+            "cri:" + in_pod[:12]: os.path.join(top, "kubepods", "burstable", "pod" + pod_uid,
+                                               in_pod),
+            "cgstat-test-%d-unit.service" % os.getpid():
+                os.path.join(top, "cgstat-test-%d-unit.service" % os.getpid()),
+        }
+        for path in shapes.values():
+            os.makedirs(path)
+        docker = "docker:" + container[:12]
+        cgstat = h.Cgstat(args.cgstat, ["-q", "-i", "0.5"])
+        # and watched with -c by its path, without NAME=: the same label
+        watching = h.Cgstat(args.cgstat, ["-q", "-i", "0.5", "-c", shapes[docker]])
+        loads = {label: h.Workload(args.workload, path, "steady", 1, 2)
+                 for label, path in shapes.items()}
+        reports = {label: load.wait() for label, load in loads.items()}
+        h.settle()
+        cgstat.stop()
+        watching.stop()
+        usage = {label: h.cgroup_usage_ms(path) for label, path in shapes.items()}
+    watched = watching.rows("sched-stats.csv")
+    h.check(watched and all(r["container"] == docker for r in watched),
+            "container labels: -c on %s's path labels its %d rows so (%s)"
+            % (docker, len(watched), sorted({r["container"] for r in watched})))
+    h.check_cpu_stat("container labels: -c " + docker + " on-CPU",
+                     h.sched_totals(watched, docker)["onCpuMillis"], usage[docker],
+                     [reports[docker]])
+    rows = cgstat.rows("sched-stats.csv")
+    fs_rows = cgstat.rows("cgroup-stats.csv")
+    for label in shapes:
+        got = h.sched_totals(rows, label)
+        name = "container labels: %s" % label
+        h.check(got["intervals"] > 0, "%s has %d rows" % (name, got["intervals"]))
+        h.check_cpu_stat(name + " on-CPU", got["onCpuMillis"], usage[label], [reports[label]])
+        # a cgroup's first row has no cgroup-file figures (read at both ends), nor has a row
+        # past the all-cgroups mode's 1 ms budget for reading them; one quick-tier run read 1
+        # of 3 rows where standalone runs read 2 of 3 (its output was not kept to say why).
+        # Read by the label, as before the path was kept apart from it, every row is empty.
+        fs = [r for r in fs_rows if r["container"] == label]
+        read = [r for r in fs if r["cpuPressureSomeMillis"] != ""]
+        h.check(len(fs) == got["intervals"] and read,
+                "%s: its cgroup files read by its path, %d rows of cgroup-stats.csv under the "
+                "label (%d with cpu.pressure) for %d of sched-stats.csv"
+                % (name, len(fs), len(read), got["intervals"]))
+    marks = (container, in_pod, pod_uid, "-unit.service")
+    paths = sorted({r["container"] for r in rows if r["container"].startswith("/") and
+                    any(m in r["container"] for m in marks)})
+    h.check(not paths, "container labels: no row labelled by such a path (%s)" % paths[:3])
 
 
 def idle_task_asleep(pid):
@@ -227,6 +289,7 @@ def main():
     args = h.parse_args()
     nested(args)
     all_cgroups(args)
+    container_labels(args)
     fractional_interval(args)
     conservation(args)
     stop_flushes(args, signal.SIGINT)

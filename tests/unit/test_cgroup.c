@@ -292,6 +292,54 @@ static void test_names(const struct cgroup_mount *m)
 	}
 	cgroup_names__new_interval(names);
 
+	/*
+	 * Containers and units are labelled as such (sources/container_path.h), found by a walk,
+	 * as a child of a known parent, or replacing a fallback; their paths stay paths.
+	 */
+	{
+		const char *id = "4bc4dbfde87267fee060d72d1c5f4c7b2a0e0c2e0b0b9c3d2f1e0a9b8c7d6e5f";
+		const char *fallback;
+		char dir[128], sub[160], want[160];
+
+		make_dir("mnt/docker");
+		snprintf(dir, sizeof(dir), "mnt/docker/%s", id);
+		make_dir(dir);
+		snprintf(sub, sizeof(sub), "%s/sub", dir);
+		make_dir(sub);
+		make_dir("mnt/system.slice");
+		make_dir("mnt/system.slice/cgstat-x.service");
+		cgroup_names__new_interval(names);
+		CHECK_STR(cgroup_names__get(names, ino_of(dir)), "docker:4bc4dbfde872");
+		snprintf(want, sizeof(want), "/docker/%s", id);
+		CHECK_STR(cgroup_names__path(names, ino_of(dir)), want);
+		CHECK_STR(cgroup_names__known(names, ino_of("mnt/system.slice/cgstat-x.service")),
+			  "cgstat-x.service");
+		CHECK_STR(cgroup_names__known(names, ino_of("mnt/system.slice")), "/system.slice");
+		CHECK_STR(cgroup_names__path(names, ino_of("mnt/system.slice")), "/system.slice");
+		cgroup_names__forget(names, ino_of(sub));
+		CHECK_STR(cgroup_names__add_child(names, ino_of(sub), ino_of(dir), "sub"),
+			  "docker:4bc4dbfde872/sub");
+		CHECK(cgroup_names__path(names, 424243) == NULL);
+		fallback = cgroup_names__get(names, 424243);
+		CHECK_STR(fallback, "#424243");
+		CHECK(cgroup_names__path(names, 424243) == NULL);
+
+		/* a container's fallback handed out, then its real label (ASan: both readable) */
+		snprintf(dir, sizeof(dir), "mnt/docker/%.63s0",
+			 "b06d4eb841f40c6cfc4b589c00000000"
+			 "0000000000000000000000000000000");
+		make_dir(dir);
+		snprintf(want, sizeof(want), "#%" PRIu64, ino_of(dir));
+		fallback = cgroup_names__get(names, ino_of(dir));
+		CHECK_STR(fallback, want);
+		CHECK_STR(
+			cgroup_names__add_child(names, ino_of(dir), ino_of("mnt/docker"), dir + 11),
+			"docker:b06d4eb841f4");
+		CHECK_STR(fallback, want);
+		cgroup_names__new_interval(names);
+		CHECK_STR(cgroup_names__get(names, ino_of(dir)), "docker:b06d4eb841f4");
+	}
+
 	cgroup_names__forget(names, ino_of("mnt/a/b"));
 	CHECK_STR(cgroup_names__get(names, ino_of("mnt/a/b")), "/a/b");
 	ab = cgroup_names__get(names, ino_of("mnt/a/b"));

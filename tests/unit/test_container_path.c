@@ -5,6 +5,7 @@
  * kubelet's pod cgroups under both drivers and three QoS classes, CRI-O's crio-*.scope, kind's
  * nodes), and on near misses that must be no container.
  */
+#include <errno.h>
 #include <stdio.h>
 
 #include "check.h"
@@ -96,7 +97,7 @@ static const struct want cases[] = {
 	  "/kubelet.slice" },
 	{ "/docker/" ID2 "/kubelet.slice/kubelet-kubepods.slice", CONTAINER_NONE, RUNTIME_NONE, "",
 	  "", QOS_NONE, "", -1, "" },
-	/* systemd units, the innermost; a user's instance */
+	/* systemd units, the outermost: a user's instance and a machine delegate the rest */
 	{ "/system.slice/cron.service", CONTAINER_UNIT, RUNTIME_SYSTEMD, "", "", QOS_NONE,
 	  "cron.service", -1, "" },
 	{ "/system.slice/systemd-journald.service/sub", CONTAINER_UNIT, RUNTIME_SYSTEMD, "", "",
@@ -104,7 +105,11 @@ static const struct want cases[] = {
 	{ "/user.slice/user-1000.slice/user@1000.service", CONTAINER_UNIT, RUNTIME_SYSTEMD, "", "",
 	  QOS_NONE, "user@1000.service", 1000, "" },
 	{ "/user.slice/user-1000.slice/user@1000.service/app.slice/foo@2.service", CONTAINER_UNIT,
-	  RUNTIME_SYSTEMD, "", "", QOS_NONE, "foo@2.service", 1000, "" },
+	  RUNTIME_SYSTEMD, "", "", QOS_NONE, "user@1000.service", 1000,
+	  "/app.slice/foo@2.service" },
+	{ "/machine.slice/systemd-nspawn@m.service/system.slice/cron.service", CONTAINER_UNIT,
+	  RUNTIME_SYSTEMD, "", "", QOS_NONE, "systemd-nspawn@m.service", -1,
+	  "/system.slice/cron.service" },
 	{ "/user.slice/user-0.slice/session-3.scope", CONTAINER_UNIT, RUNTIME_SYSTEMD, "", "",
 	  QOS_NONE, "session-3.scope", -1, "" },
 	/* a unit inside a container is the container's own cgroup */
@@ -141,8 +146,27 @@ static const struct want cases[] = {
 	  "user@x.service", -1, "" },
 };
 
+/* Paths and their labels; NULL: labelled by the path itself. */
+static const char *const labels[][2] = {
+	{ "/docker/" ID, "docker:4bc4dbfde872" },
+	{ "/docker/" ID "/sub", "docker:4bc4dbfde872/sub" },
+	{ "/system.slice/docker-" ID ".scope", "docker:4bc4dbfde872" },
+	{ "/machine.slice/libpod-conmon-" ID ".scope", "podman-conmon:4bc4dbfde872" },
+	{ "/kubepods/besteffort/pod" UID "/" ID, "cri:4bc4dbfde872" },
+	{ "/kubepods.slice/kubepods-pod" UID_ ".slice/cri-containerd-" ID ".scope",
+	  "containerd:4bc4dbfde872" },
+	{ "/kubepods/burstable/pod" UID, "pod:" UID },
+	{ "/system.slice/cron.service", "cron.service" },
+	{ "/user.slice/user-1000.slice/user@1000.service/app.slice/foo.service",
+	  "user@1000.service/app.slice/foo.service" },
+	{ "/system.slice", NULL },
+	{ "/", NULL },
+	{ "/cgstat-test-1", NULL },
+};
+
 int main(void)
 {
+	char too_short[19], just_enough[20];
 	struct container_path c;
 	size_t i;
 
@@ -162,6 +186,17 @@ int main(void)
 		if (check_failed != before)
 			fprintf(stderr, "  in case %zu: %s\n", i, w->path);
 	}
+	for (i = 0; i < sizeof(labels) / sizeof(labels[0]); i++) {
+		char buf[512];
+
+		CHECK(container_path_label(labels[i][0], buf, sizeof(buf)) ==
+		      (labels[i][1] ? 0 : -ENOENT));
+		if (labels[i][1])
+			CHECK_STR(buf, labels[i][1]);
+	}
+	CHECK(container_path_label("/docker/" ID, too_short, sizeof(too_short)) == -ENAMETOOLONG);
+	CHECK(container_path_label("/docker/" ID, just_enough, sizeof(just_enough)) == 0);
+	CHECK_STR(just_enough, "docker:4bc4dbfde872");
 	CHECK_STR(container_runtime_name(RUNTIME_DOCKER), "docker");
 	CHECK_STR(container_runtime_name(RUNTIME_NONE), "");
 	CHECK_STR(container_runtime_name((enum container_runtime)99), "");

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "sources/cgroup.h"
+#include "sources/container_path.h"
 #include "lib/hashtab.h"
 
 #define FIELD_SEPARATORS " \n"
@@ -493,10 +494,14 @@ const char *cgroup_label(const struct cgroup_mount *m, const char *path)
 	return *below ? below : "/";
 }
 
-/* One cgroup's label, in cgroup_names' table by id. */
+/*
+ * One cgroup's path and label, in cgroup_names' table by id. The label is the path's own
+ * string unless the cgroup is a container's, a pod's or a unit's (sources/container_path.h).
+ */
 struct name_entry {
 	struct hash_node node;
 	uint64_t id;
+	char *path; /* under the mount: "/" for its root; "#1234" until a walk finds it */
 	char *label;
 	uint32_t walk;	 /* the last walk that found the cgroup */
 	bool handed_out; /* returned by cgroup_names__get(): kept until forgotten */
@@ -530,51 +535,83 @@ static struct name_entry *find_entry(const struct cgroup_names *names, uint64_t 
 	return n ? container_of(n, struct name_entry, node) : NULL;
 }
 
-/* "#1234": the label of an id no walk has found (yet); real labels start with '/'. */
+/* "#1234": the path and label of an id no walk has found (yet); no real one starts so. */
 static bool is_fallback(const char *label)
 {
 	return label[0] == '#';
 }
 
+static void entry_strings_free(char *path, char *label)
+{
+	if (label != path)
+		free(label);
+	free(path);
+}
+
+/* e's path, a copy of path, and its label. 0 or -ENOMEM (e unchanged). */
+static int entry_strings_set(struct name_entry *e, const char *path)
+{
+	char label[PATH_MAX], *p, *l;
+
+	p = strdup(path);
+	if (!p)
+		return -ENOMEM;
+	l = p;
+	if (!is_fallback(path) && !container_path_label(path, label, sizeof(label))) {
+		l = strdup(label);
+		if (!l) {
+			free(p);
+			return -ENOMEM;
+		}
+	}
+	e->path = p;
+	e->label = l;
+	return 0;
+}
+
 /*
- * id's entry, made with a copy of label when id has none. A stored label is kept, so that
- * pointers handed out stay valid, except a fallback ("#1234"), which a real label replaces
- * (one handed out is freed at the next interval).
+ * id's entry, made for path (under the mount) when id has none. A stored label is kept, so
+ * that pointers handed out stay valid, except a fallback ("#1234"), which a real path and its
+ * label replace (one handed out is freed at the next interval).
  * NULL with errno when out of memory.
  */
-static struct name_entry *names_insert(struct cgroup_names *names, uint64_t id, const char *label)
+static struct name_entry *names_insert(struct cgroup_names *names, uint64_t id, const char *path)
 {
 	struct name_entry *e = find_entry(names, id);
-	char *real, **grown;
+	struct name_entry real;
+	char **grown;
 
 	if (e) {
-		if (is_fallback(e->label) && !is_fallback(label)) {
-			real = strdup(label);
-			if (!real)
+		if (is_fallback(e->path) && !is_fallback(path)) {
+			if (entry_strings_set(&real, path)) {
+				errno = ENOMEM;
 				return NULL;
+			}
 			if (e->handed_out) {
 				grown = realloc(names->replaced,
 						(names->nr_replaced + 1) * sizeof(*grown));
 				if (!grown) {
 					/* keep the fallback, still valid, rather than free it */
-					free(real);
+					entry_strings_free(real.path, real.label);
 					return e;
 				}
 				names->replaced = grown;
-				names->replaced[names->nr_replaced++] = e->label;
+				/* a fallback's label is its path's string */
+				names->replaced[names->nr_replaced++] = e->path;
 			} else {
-				free(e->label);
+				free(e->path);
 			}
-			e->label = real;
+			e->path = real.path;
+			e->label = real.label;
 		}
 		return e;
 	}
 	e = calloc(1, sizeof(*e));
 	if (!e)
 		return NULL;
-	e->label = strdup(label);
-	if (!e->label) {
+	if (entry_strings_set(e, path)) {
 		free(e);
+		errno = ENOMEM;
 		return NULL;
 	}
 	e->id = id;
@@ -596,7 +633,7 @@ static int record_name(void *ctx, const char *path, const struct stat *st)
 
 static void entry_free(struct name_entry *e)
 {
-	free(e->label);
+	entry_strings_free(e->path, e->label);
 	free(e);
 }
 
@@ -656,7 +693,7 @@ const char *cgroup_names__get(struct cgroup_names *names, uint64_t id)
 	char fallback[24];
 	int ret;
 
-	if (e && !(is_fallback(e->label) && !names->walked)) {
+	if (e && !(is_fallback(e->path) && !names->walked)) {
 		e->handed_out = true;
 		return e->label;
 	}
@@ -698,6 +735,13 @@ const char *cgroup_names__known(struct cgroup_names *names, uint64_t id)
 	return label && !is_fallback(label) ? label : NULL;
 }
 
+const char *cgroup_names__path(const struct cgroup_names *names, uint64_t id)
+{
+	const struct name_entry *e = find_entry(names, id);
+
+	return e && !is_fallback(e->path) ? e->path : NULL;
+}
+
 const char *cgroup_names__stored(struct cgroup_names *names, uint64_t id)
 {
 	struct name_entry *e = find_entry(names, id);
@@ -712,22 +756,22 @@ const char *cgroup_names__add_child(struct cgroup_names *names, uint64_t id, uin
 				    const char *leaf)
 {
 	const struct name_entry *parent = find_entry(names, parent_id);
-	char label[PATH_MAX];
+	char path[PATH_MAX];
 	struct name_entry *e;
 	int n;
 
-	if (!*leaf || !parent || is_fallback(parent->label)) {
+	if (!*leaf || !parent || is_fallback(parent->path)) {
 		errno = ENOENT;
 		return NULL;
 	}
 	/* the root's children: "/" + leaf, not "//" + leaf */
-	n = snprintf(label, sizeof(label), "%s/%s", strcmp(parent->label, "/") ? parent->label : "",
+	n = snprintf(path, sizeof(path), "%s/%s", strcmp(parent->path, "/") ? parent->path : "",
 		     leaf);
-	if (n < 0 || (size_t)n >= sizeof(label)) {
+	if (n < 0 || (size_t)n >= sizeof(path)) {
 		errno = ENAMETOOLONG;
 		return NULL;
 	}
-	e = names_insert(names, id, label);
+	e = names_insert(names, id, path);
 	if (!e)
 		return NULL;
 	e->handed_out = true;

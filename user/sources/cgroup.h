@@ -59,12 +59,13 @@ int cgroup_id_of_path(const char *path, uint64_t *id);
 const char *cgroup_label(const struct cgroup_mount *m, const char *path);
 
 /*
- * Id-to-label cache for the all-cgroups mode. cgroup_names__get() walks the tree again when it
- * meets an id it does not know, at most once between two cgroup_names__new_interval() calls
- * (the drain makes one per interval); a cgroup removed before it was walked is labelled by its
- * id ("#1234"). A label returned stays valid until its id is forgotten; a walk drops the
- * labels of every other cgroup it no longer finds, so the cache holds the cgroups that exist
- * and those handed out, however many come and go.
+ * Id-to-label cache for the all-cgroups mode. A cgroup's label is its path under the mount,
+ * unless the path is a container's, a pod's or a unit's (container_path_label()).
+ * cgroup_names__get() walks the tree again when it meets an id it does not know, at most once
+ * between two cgroup_names__new_interval() calls (the drain makes one per interval); a cgroup
+ * removed before it was walked is labelled by its id ("#1234"). A label returned stays valid until
+ * its id is forgotten; a walk drops the labels of every other cgroup it no longer finds, so the
+ * cache holds the cgroups that exist and those handed out, however many come and go.
  */
 struct cgroup_names;
 struct cgroup_names *cgroup_names__new(const struct cgroup_mount *m);
@@ -73,6 +74,10 @@ void cgroup_names__new_interval(struct cgroup_names *names);
 
 /* The label of id if it has a real one (not "#id"), never walking: NULL otherwise. */
 const char *cgroup_names__known(struct cgroup_names *names, uint64_t id);
+
+/* The path under the mount of id if a walk found it ("/" for the root), never walking: NULL
+ * otherwise. Valid until the next call that may walk or forget. */
+const char *cgroup_names__path(const struct cgroup_names *names, uint64_t id);
 
 /* The label of id as stored, "#id" included, never walking: NULL if it has none. */
 const char *cgroup_names__stored(struct cgroup_names *names, uint64_t id);

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #define _GNU_SOURCE /* memmem() */
+#include <errno.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "lib/util.h"
@@ -219,7 +221,9 @@ static bool container_part(const struct part *p, const struct part *prev, bool i
 /*
  * The components from the root down: the deepest container (a container in a container's
  * kubepods, as kind's nodes make them) is the one a cgroup is; below a container or a pod's
- * container, the rest are cgroups it made. A unit counts only where no container does.
+ * container, the rest are cgroups it made. A unit counts only where no container does, and the
+ * outermost: a unit's name is unique in the system's manager, not in a manager it delegates to
+ * (a user's instance, a machine), whose units are the cgroups below it.
  */
 enum container_kind container_path_parse(const char *path, struct container_path *c)
 {
@@ -276,8 +280,7 @@ enum container_kind container_path_parse(const char *path, struct container_path
 			c->below = p.end;
 			/* a container's pod ends with it: below, a kubepods starts anew */
 			in_kube = in_pod = false;
-		} else if ((c->kind == CONTAINER_NONE || c->kind == CONTAINER_UNIT) &&
-			   unit_name(&p, c)) {
+		} else if (c->kind == CONTAINER_NONE && unit_name(&p, c)) {
 			c->runtime = RUNTIME_SYSTEMD;
 			c->kind = CONTAINER_UNIT;
 			c->below = p.end;
@@ -300,4 +303,34 @@ const char *container_runtime_name(enum container_runtime r)
 	};
 
 	return (unsigned int)r < NR_RUNTIMES ? names[r] : "";
+}
+
+int container_path_label(const char *path, char *buf, size_t len)
+{
+	const char *runtime, *below;
+	struct container_path c;
+	int n;
+
+	container_path_parse(path, &c);
+	runtime = container_runtime_name(c.runtime);
+	below = path + c.below;
+	switch (c.kind) {
+	case CONTAINER_OWN:
+		n = snprintf(buf, len, "%s:%.*s%s", *runtime ? runtime : "cri", CONTAINER_SHORT_ID,
+			     c.id, below);
+		break;
+	case CONTAINER_MONITOR:
+		n = snprintf(buf, len, "%s-conmon:%.*s%s", runtime, CONTAINER_SHORT_ID, c.id,
+			     below);
+		break;
+	case CONTAINER_POD:
+		n = snprintf(buf, len, "pod:%s%s", c.pod_uid, below);
+		break;
+	case CONTAINER_UNIT:
+		n = snprintf(buf, len, "%s%s", c.unit, below);
+		break;
+	default:
+		return -ENOENT;
+	}
+	return n >= 0 && (size_t)n < len ? 0 : -ENAMETOOLONG;
 }

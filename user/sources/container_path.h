@@ -51,7 +51,7 @@ struct container_path {
 	/* a Kubernetes pod's, with dashes (the systemd driver writes them as underscores) */
 	char pod_uid[POD_UID_MAX + 1];
 	enum pod_qos qos;
-	/* CONTAINER_UNIT: the unit's name, "cron.service"; "" otherwise */
+	/* CONTAINER_UNIT: the outermost unit's name, "cron.service"; "" otherwise */
 	char unit[UNIT_NAME_MAX + 1];
 	/* the uid of a user's systemd instance (user@UID.service) it is under; -1 when none */
 	long user;
@@ -69,6 +69,17 @@ struct container_path {
  * or unit. Returns c->kind.
  */
 enum container_kind container_path_parse(const char *path, struct container_path *c);
+
+/*
+ * The label of the cgroup at path (under the v2 mount) when it is a container's, a pod's or a
+ * unit's, with no runtime's name for it: "docker:4bc4dbfde872" (the runtime, the short id;
+ * "cri" for a pod's container whose runtime the path does not say), "podman-conmon:ID" for a
+ * monitor, "pod:UID", a unit's name ("cron.service"), each followed by the path below it
+ * ("docker:4bc4dbfde872/sub", "user@1000.service/app.slice/foo.service"). Labels of different
+ * cgroups differ: ids and pod uids are unique, and so is the outermost unit's name. 0; -ENOENT for
+ * a path of none, which is labelled by the path itself; -ENAMETOOLONG when buf is too short.
+ */
+int container_path_label(const char *path, char *buf, size_t len);
 
 /* The runtime's name as the label's prefix says it ("docker", "podman", ...); "" for none. */
 const char *container_runtime_name(enum container_runtime r);

@@ -66,7 +66,7 @@ void slots__begin_interval(struct slots *s)
 }
 
 /*
- * A new cgroup is labelled from its parent's label and the name the BPF side read when it first
+ * A new cgroup is labelled from its parent's path and the name the BPF side read when it first
  * met the cgroup: walking the tree for it, under churn, was most of the drain's time (a walk
  * opens and lists every cgroup directory: 5 to 38 ms for 1,000 of them). A parent nobody
  * labelled yet is labelled first, the same way from its own origin when BPF noted one
@@ -222,7 +222,7 @@ static void follow_watched(struct slots *s)
 int slots__dir(void *ctx, uint64_t cgid, char *path, size_t len)
 {
 	struct slots *s = ctx;
-	const char *label;
+	const char *below;
 	int i, n;
 
 	if (!s->names) {
@@ -234,11 +234,10 @@ int slots__dir(void *ctx, uint64_t cgid, char *path, size_t len)
 		}
 		return -ENOENT;
 	}
-	/* an all-cgroups label is the path under the mount, unless it is "#id" */
-	label = cgroup_names__known(s->names, cgid);
-	if (!label || label[0] != '/')
+	below = cgroup_names__path(s->names, cgid);
+	if (!below)
 		return -ENOENT;
-	n = snprintf(path, len, "%s%s", s->mnt->path, strcmp(label, "/") ? label : "");
+	n = snprintf(path, len, "%s%s", s->mnt->path, strcmp(below, "/") ? below : "");
 	return n >= 0 && (size_t)n < len ? 0 : -ENAMETOOLONG;
 }
 

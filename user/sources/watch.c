@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include <errno.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -7,6 +8,7 @@
 
 #include "bpf/cgstat.h"
 #include "lib/message.h"
+#include "sources/container_path.h"
 #include "sources/watch.h"
 
 void watch_list_free(struct watch_list *w)
@@ -23,6 +25,20 @@ void watch_list_free(struct watch_list *w)
 	free(w->dirs);
 	free(w->pids);
 	free(w->ids);
+}
+
+/*
+ * A target's label: its NAME=, else what the all-cgroups mode calls its cgroup (a container's,
+ * a pod's or a unit's label, made in buf, else the path under the mount).
+ */
+static const char *target_label(const struct cg_target *t, const struct cgroup_mount *mnt,
+				const char *path, char *buf, size_t len)
+{
+	const char *below = cgroup_label(mnt, path);
+
+	if (t->name)
+		return t->name;
+	return container_path_label(below, buf, len) ? below : buf;
 }
 
 /* A -c value that is a cgroup id, not a path: nothing to follow. */
@@ -87,7 +103,7 @@ static int watch_list_check(char *const *paths, int nr, const struct cgroup_moun
 int watch_list_resolve(struct watch_list *w, const struct cg_target *targets, int nr,
 		       const struct cgroup_mount *mnt)
 {
-	char path[4096];
+	char path[4096], label[PATH_MAX];
 	uint64_t id;
 	int i, j, err;
 
@@ -128,7 +144,7 @@ int watch_list_resolve(struct watch_list *w, const struct cg_target *targets, in
 				return -EEXIST;
 			}
 		}
-		w->labels[w->nr] = strdup(t->name ? t->name : cgroup_label(mnt, path));
+		w->labels[w->nr] = strdup(target_label(t, mnt, path, label, sizeof(label)));
 		if (!w->labels[w->nr])
 			return -ENOMEM;
 		/* a NAME= label against a path's (opts_parse() compared the NAME= ones) */

@@ -551,13 +551,15 @@ static void entry_strings_free(char *path, char *label)
 /* e's path, a copy of path, and its label. 0 or -ENOMEM (e unchanged). */
 static int entry_strings_set(struct name_entry *e, const char *path)
 {
-	char label[PATH_MAX], *p, *l;
+	char buf[PATH_MAX], *p, *l;
+	const char *label =
+		is_fallback(path) ? path : container_or_path_label(path, buf, sizeof(buf));
 
 	p = strdup(path);
 	if (!p)
 		return -ENOMEM;
 	l = p;
-	if (!is_fallback(path) && !container_path_label(path, label, sizeof(label))) {
+	if (label != path) {
 		l = strdup(label);
 		if (!l) {
 			free(p);

@@ -32,7 +32,7 @@ static bool has_suffix(const struct part *p, const char *suffix)
 	return p->len >= n && !memcmp(p->s + p->len - n, suffix, n);
 }
 
-static bool is_id(const char *s, size_t len)
+bool container_id_valid(const char *s, size_t len)
 {
 	size_t i;
 
@@ -57,9 +57,9 @@ static bool id_between(const struct part *p, const char *prefix, const char *suf
 	if (!has_prefix(p, prefix, &start))
 		return false;
 	id = p->s + start;
-	if (is_id(id, p->len - start) && bare_too) {
+	if (container_id_valid(id, p->len - start) && bare_too) {
 		memcpy(c->id, id, CONTAINER_ID_LEN);
-	} else if (n && has_suffix(p, suffix) && is_id(id, p->len - start - n)) {
+	} else if (n && has_suffix(p, suffix) && container_id_valid(id, p->len - start - n)) {
 		memcpy(c->id, id, CONTAINER_ID_LEN);
 	} else {
 		return false;
@@ -201,14 +201,15 @@ static bool container_part(const struct part *p, const struct part *prev, bool i
 		}
 	}
 	/* Docker's cgroupfs driver: /docker/ID (its parent, --cgroup-parent aside) */
-	if (prev && prev->len == 6 && !memcmp(prev->s, "docker", 6) && is_id(p->s, p->len)) {
+	if (prev && prev->len == 6 && !memcmp(prev->s, "docker", 6) &&
+	    container_id_valid(p->s, p->len)) {
 		memcpy(c->id, p->s, CONTAINER_ID_LEN);
 		c->id[CONTAINER_ID_LEN] = '\0';
 		c->runtime = RUNTIME_DOCKER;
 		c->kind = CONTAINER_OWN;
 		return true;
 	}
-	if (in_pod && is_id(p->s, p->len)) {
+	if (in_pod && container_id_valid(p->s, p->len)) {
 		memcpy(c->id, p->s, CONTAINER_ID_LEN);
 		c->id[CONTAINER_ID_LEN] = '\0';
 		c->runtime = RUNTIME_NONE;
@@ -333,4 +334,9 @@ int container_path_label(const char *path, char *buf, size_t len)
 		return -ENOENT;
 	}
 	return n >= 0 && (size_t)n < len ? 0 : -ENAMETOOLONG;
+}
+
+const char *container_or_path_label(const char *path, char *buf, size_t len)
+{
+	return container_path_label(path, buf, len) ? path : buf;
 }

@@ -11,6 +11,7 @@
 #ifndef CGSTAT_CONTAINER_PATH_H
 #define CGSTAT_CONTAINER_PATH_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 enum container_runtime {
@@ -80,6 +81,15 @@ enum container_kind container_path_parse(const char *path, struct container_path
  * a path of none, which is labelled by the path itself; -ENAMETOOLONG when buf is too short.
  */
 int container_path_label(const char *path, char *buf, size_t len);
+
+/*
+ * The label of the cgroup at path: container_path_label()'s, made in buf, where it has one,
+ * else path itself (also when buf is too short for it).
+ */
+const char *container_or_path_label(const char *path, char *buf, size_t len);
+
+/* Whether s[0..len) is a container's id as the runtimes write it: 64 lowercase hex digits. */
+bool container_id_valid(const char *s, size_t len);
 
 /* The runtime's name as the label's prefix says it ("docker", "podman", ...); "" for none. */
 const char *container_runtime_name(enum container_runtime r);

@@ -6,12 +6,6 @@
 
 #include "sources/docker_api.h"
 
-static bool is_id(const char *s)
-{
-	return s && strlen(s) == CONTAINER_ID_LEN &&
-	       strspn(s, "0123456789abcdef") == CONTAINER_ID_LEN;
-}
-
 /* A string member of obj into dst (at most max bytes, cut where it would not fit): "" if none. */
 static void copy_string(const cJSON *obj, const char *key, char *dst, size_t max)
 {
@@ -73,7 +67,8 @@ int docker_parse_list(const char *json, void (*fn)(const struct docker_container
 	cJSON_ArrayForEach(entry, root)
 	{
 		id = cJSON_GetObjectItemCaseSensitive(entry, "Id");
-		if (!cJSON_IsObject(entry) || !cJSON_IsString(id) || !is_id(id->valuestring))
+		if (!cJSON_IsObject(entry) || !cJSON_IsString(id) ||
+		    !container_id_valid(id->valuestring, strlen(id->valuestring)))
 			continue;
 		memset(&c, 0, sizeof(c));
 		memcpy(c.id, id->valuestring, CONTAINER_ID_LEN);
@@ -106,7 +101,8 @@ int docker_parse_event(const char *json, enum docker_event_kind *kind, struct do
 	actor = cJSON_GetObjectItemCaseSensitive(root, "Actor");
 	id = cJSON_GetObjectItemCaseSensitive(actor, "ID");
 	if (!cJSON_IsString(type) || strcmp(type->valuestring, "container") ||
-	    !cJSON_IsString(action) || !cJSON_IsString(id) || !is_id(id->valuestring))
+	    !cJSON_IsString(action) || !cJSON_IsString(id) ||
+	    !container_id_valid(id->valuestring, strlen(id->valuestring)))
 		goto out;
 	memcpy(c->id, id->valuestring, CONTAINER_ID_LEN);
 	attrs = cJSON_GetObjectItemCaseSensitive(actor, "Attributes");

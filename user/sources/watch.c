@@ -34,11 +34,9 @@ void watch_list_free(struct watch_list *w)
 static const char *target_label(const struct cg_target *t, const struct cgroup_mount *mnt,
 				const char *path, char *buf, size_t len)
 {
-	const char *below = cgroup_label(mnt, path);
-
 	if (t->name)
 		return t->name;
-	return container_path_label(below, buf, len) ? below : buf;
+	return container_or_path_label(cgroup_label(mnt, path), buf, len);
 }
 
 /* A -c value that is a cgroup id, not a path: nothing to follow. */

@@ -22,6 +22,8 @@
 #include "sources/cgroup.h"
 #include "sources/cgroupfs.h"
 #include "sources/collector.h"
+#include "sources/container_names.h"
+#include "sources/name_source.h"
 #include "command.h"
 #include "compare/compare.h"
 #include "report/report.h"
@@ -123,18 +125,21 @@ static bool forward_to_command(struct command *cmd, int sig, int code, bool *for
 static int stop_fd = -1;
 
 /*
- * Sleep until the monotonic deadline, taking the stop signals and, with the live view, the keys
- * typed; false when the run is to end (a signal came first, or had come since the last call:
+ * Sleep until the monotonic deadline, taking the stop signals, with the live view the keys
+ * typed, and with name targets (follow) the runtimes' news (names_fd), each followed at once;
+ * false when the run is to end (a signal came first, or had come since the last call:
  * it is pending then, so there is no window where it waits a whole interval).
  */
 static bool sleep_until(uint64_t deadline_ns, struct command *cmd, bool *forwarded,
-			struct live *live)
+			struct live *live, int names_fd, struct slots *follow)
 {
 	/* keys only from a terminal: /dev/null would be readable, at its end, without end */
-	struct pollfd fds[2] = {
+	struct pollfd fds[3] = {
 		{ .fd = stop_fd, .events = POLLIN },
 		{ .fd = live && isatty(STDIN_FILENO) ? STDIN_FILENO : -1, .events = POLLIN },
+		{ .fd = follow ? names_fd : -1, .events = POLLIN },
 	};
+	uint64_t said;
 	struct signalfd_siginfo info;
 	struct timespec ts;
 	uint64_t now;
@@ -160,6 +165,10 @@ static bool sleep_until(uint64_t deadline_ns, struct command *cmd, bool *forward
 			    !forward_to_command(cmd, SIGINT, SI_USER, forwarded))
 				stop_signal = SIGINT;
 		}
+		/* a container named: a name target that waits for it counts it from now */
+		if (n > 0 && (fds[2].revents & POLLIN) &&
+		    read(fds[2].fd, &said, sizeof(said)) == sizeof(said))
+			slots__follow(follow);
 		if (n <= 0 || !(fds[0].revents & POLLIN) ||
 		    read(stop_fd, &info, sizeof(info)) != sizeof(info))
 			continue;
@@ -272,6 +281,9 @@ struct run {
 	struct metrics *metrics;   /* --listen's figures, or NULL */
 	struct listener *listener; /* --listen's server, or NULL */
 	struct slots *slots;
+	/* the runtimes' names for containers (NULL with --no-names), and who fills them */
+	struct container_names *containers;
+	struct name_sources *name_sources;
 	enum cg_format format;
 	bool stream_open;
 	bool stream_first;
@@ -556,7 +568,10 @@ static int run_loop(struct run *r)
 			deadline = end;
 			last = true;
 		}
-		if (!sleep_until(deadline, r->command, &r->signal_forwarded, r->live))
+		if (!sleep_until(deadline, r->command, &r->signal_forwarded, r->live,
+				 r->containers ? container_names__event_fd(r->containers) : -1,
+				 r->containers && slots__names_followed(r->slots) ? r->slots
+										  : NULL))
 			last = true; /* SIGINT/SIGTERM: drain the partial interval */
 		err = run_interval(r, clock_ns(CLOCK_REALTIME) / NSEC_PER_MSEC,
 				   clock_ns(CLOCK_MONOTONIC));
@@ -574,7 +589,7 @@ static int run_loop(struct run *r)
 	 */
 	if (err && r->command &&
 	    forward_to_command(r->command, SIGINT, SI_USER, &r->signal_forwarded))
-		while (sleep_until(UINT64_MAX, r->command, &r->signal_forwarded, NULL))
+		while (sleep_until(UINT64_MAX, r->command, &r->signal_forwarded, NULL, -1, NULL))
 			;
 	/* after a failed interval its error is the one line to say */
 	if (!err)
@@ -722,6 +737,11 @@ static int run_prepare(struct run *r)
 			return 1;
 		}
 	}
+	if (!r->opts.no_names) {
+		r->containers = container_names__new();
+		if (!r->containers)
+			return 1;
+	}
 	r->summary = summary__new();
 	r->host = host_sampler__new("/proc", "/sys");
 	if (!r->summary || !r->host)
@@ -767,7 +787,7 @@ static int run_load(struct run *r)
 	r->collector = collector__open(&copts);
 	if (!r->collector)
 		return -errno;
-	r->slots = slots__new(r->collector, &r->watched, &r->mnt, r->opts.verbose);
+	r->slots = slots__new(r->collector, &r->watched, &r->mnt, r->containers, r->opts.verbose);
 	if (!r->slots)
 		return -errno;
 	r->drain = drain__new(collector__max_slots(r->collector), r->events.drain, r->events.nr,
@@ -775,6 +795,7 @@ static int run_load(struct run *r)
 	if (!r->drain || (r->opts.threads && drain__set_pools(r->drain, r->opts.pool_exact)))
 		return -ENOMEM;
 	drain__set_preempter_label(r->drain, slots__cgroup_label, r->slots);
+	drain__set_container(r->drain, slots__container, r->slots);
 	/* a hybrid host's throttling is in the v1 cpu controller's files */
 	r->cgroupfs = cgroupfs__new(
 		"/proc",
@@ -783,27 +804,53 @@ static int run_load(struct run *r)
 	return r->cgroupfs ? 0 : -errno;
 }
 
+/* Where the runtimes' names are read: DOCKER_HOST as the docker CLI reads it. */
+static struct name_source_config name_config(const struct run *r)
+{
+	return (struct name_source_config){
+		.docker_host = getenv("DOCKER_HOST"),
+		.kubelet_logs = r->opts.kubelet_logs,
+	};
+}
+
 /*
- * Least privilege, while cgstat has one thread (ids and capabilities are each thread's own):
- * then --listen's server thread, made after the drop so that it takes it. 0 or -errno, said.
+ * Least privilege, while cgstat has one thread (ids and capabilities are each thread's own),
+ * keeping only the group of the Docker socket, if any, for its names; then the threads, made
+ * after the drop so that they take it: --listen's server, the runtimes' names. 0 or -errno,
+ * said.
  */
 static int run_drop_privileges(struct run *r)
 {
-	int err = privileges_drop(r->command != NULL);
+	struct name_source_config cfg = name_config(r);
+	gid_t groups[4];
+	int nr_groups = r->containers ? name_sources__groups(&cfg, groups, 4) : 0;
+	int err = privileges_drop(r->command != NULL, groups, nr_groups);
 
 	if (err) {
 		fprintf(stderr, "cgstat: cannot drop privileges: %s\n", strerror(-err));
 		return err;
 	}
 	err = r->listener ? listener__serve(r->listener) : 0;
-	if (err)
+	if (err) {
 		fprintf(stderr, "cgstat: --listen %s:%s: %s\n", r->opts.listen_addr,
 			r->opts.listen_port, strerror(-err));
-	return err;
+		return err;
+	}
+	if (r->containers) {
+		r->name_sources = name_sources__start(r->containers, &cfg);
+		if (!r->name_sources)
+			return -errno;
+	}
+	/* the containers named on the command line that are there already count from the start */
+	if (r->watched.nr)
+		slots__follow(r->slots);
+	return 0;
 }
 
 static void run_free(struct run *r)
 {
+	/* first: their threads write into the names the slots read */
+	name_sources__stop(r->name_sources);
 	drain__free(r->drain);
 	collector__close(r->collector);
 	perf_counters__close(r->events.perf);
@@ -814,6 +861,7 @@ static void run_free(struct run *r)
 	summary__free(r->summary);
 	out_files__close(r->files);
 	slots__free(r->slots);
+	container_names__free(r->containers);
 	watch_list_free(&r->watched);
 	command__finish(r->command);
 	opts_free(&r->opts);

@@ -33,6 +33,8 @@ enum {
 	OPT_LISTEN,
 	OPT_THREADS,
 	OPT_POOL_BY,
+	OPT_NO_NAMES,
+	OPT_KUBELET_LOGS,
 };
 
 /* The ':' after it makes getopt silent and report a missing argument as ':'. */
@@ -54,6 +56,8 @@ static const struct option long_options[] = {
 	{ "listen", required_argument, NULL, OPT_LISTEN },
 	{ "threads", optional_argument, NULL, OPT_THREADS },
 	{ "pool-by", required_argument, NULL, OPT_POOL_BY },
+	{ "no-names", no_argument, NULL, OPT_NO_NAMES },
+	{ "kubelet-logs", required_argument, NULL, OPT_KUBELET_LOGS },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
@@ -88,6 +92,9 @@ static const char usage_text[] =
 	"      --threads[=N]             break watched cgroups down into thread pools\n"
 	"      --pool-by pattern|comm    a pool: a thread name with digits as N (default), or\n"
 	"                                the name itself\n"
+	"      --no-names                label containers by their ids, asking no runtime\n"
+	"      --kubelet-logs DIR        the kubelet's pods/ and containers/ logs, for pod\n"
+	"                                names (default /var/log)\n"
 	"  -q, --quiet                   write nothing to stdout\n"
 	"  -v, --verbose                 more diagnostics on stderr; repeatable\n"
 	"  -h, --help                    print this help and exit\n"
@@ -233,11 +240,17 @@ static int parse_target(const char *arg, bool is_pid, struct cg_target *t, const
 		*why = " is not a process id (1 to 2147483647)";
 		goto out;
 	}
+	if (!is_pid) {
+		ret = watch_target_parse(value, &parsed, why);
+		if (ret < 0)
+			goto out;
+	}
 	ret = -ENOMEM;
 	*why = ": out of memory";
 	if (is_pid) {
 		parsed.pid = (int)pid;
-	} else {
+		parsed.kind = CG_TARGET_PID;
+	} else if (!parsed.select) {
 		parsed.cgroup = strdup(value);
 		if (!parsed.cgroup)
 			goto out;
@@ -251,6 +264,7 @@ static int parse_target(const char *arg, bool is_pid, struct cg_target *t, const
 	return 0;
 out:
 	free(parsed.cgroup);
+	free(parsed.select);
 	return ret;
 }
 
@@ -399,6 +413,11 @@ static int parse_option(struct cg_opts *opts, int c, char **argv, FILE *out, FIL
 		opts->pool_exact = !strcmp(optarg, "comm");
 		opts->pool_by_given = true;
 		return 0;
+	case OPT_NO_NAMES:
+		opts->no_names = true;
+		return 0;
+	case OPT_KUBELET_LOGS:
+		return set_string(&opts->kubelet_logs, "--kubelet-logs", optarg, err);
 	case 'q':
 		opts->quiet = true;
 		return 0;
@@ -484,6 +503,10 @@ int opts_parse(struct cg_opts *opts, int argc, char **argv, FILE *out, FILE *err
 			   "");
 	else
 		ret = check_labels(opts, err);
+	for (int i = 0; !ret && opts->no_names && i < opts->nr_targets; i++)
+		if (opts->targets[i].select && opts->targets[i].kind != CG_TARGET_UNIT)
+			ret = fail(err, "--no-names: ", NULL,
+				   "a container or a pod is named by the runtime's names");
 out:
 	if (ret != OPTS_RUN)
 		opts_free(opts);
@@ -551,10 +574,12 @@ void opts_free(struct cg_opts *opts)
 	for (int i = 0; i < opts->nr_targets; i++) {
 		free(opts->targets[i].name);
 		free(opts->targets[i].cgroup);
+		free(opts->targets[i].select);
 	}
 	free(opts->targets);
 	free(opts->output_dir);
 	free(opts->events);
+	free(opts->kubelet_logs);
 	free(opts->command_label);
 	free(opts->listen_addr);
 	free(opts->listen_port);

@@ -31,6 +31,8 @@ struct cg_opts {
 	uint32_t threads;
 	bool pool_exact; /* --pool-by comm: a pool is a thread name, digits and all */
 	bool pool_by_given;
+	bool no_names;	    /* --no-names: no runtime is asked for containers' names */
+	char *kubelet_logs; /* --kubelet-logs DIR, or NULL: /var/log */
 };
 
 /* N of --threads without a value */

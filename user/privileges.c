@@ -60,7 +60,7 @@ uint64_t privileges_kept(bool signals_command)
 	return 1ULL << CAP_BPF | (signals_command ? 1ULL << CAP_KILL : 0);
 }
 
-int privileges_drop(bool signals_command)
+int privileges_drop(bool signals_command, const gid_t *groups, int nr_groups)
 {
 	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
 	struct __user_cap_data_struct data[2] = {};
@@ -87,7 +87,7 @@ int privileges_drop(bool signals_command)
 	 * every thread changes.
 	 */
 	if (change_ids) {
-		if (prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0) || setgroups(0, NULL) ||
+		if (prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0) || setgroups((size_t)nr_groups, groups) ||
 		    setresgid(gid, gid, gid) || setresuid(uid, uid, uid) ||
 		    prctl(PR_SET_KEEPCAPS, 0, 0, 0, 0))
 			return -errno;

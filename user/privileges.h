@@ -22,11 +22,12 @@ uint64_t privileges_kept(bool signals_command);
 
 /*
  * Keep privileges_kept() alone, in the effective, permitted and bounding sets, with no
- * inheritable or ambient capabilities and no_new_privs set, as privileges_target()'s ids. Call
- * it while the process has one thread: capabilities and ids are each thread's own, and a
- * thread made later takes them from its maker. 0 or -errno.
+ * inheritable or ambient capabilities and no_new_privs set, as privileges_target()'s ids with
+ * the nr_groups groups (the Docker socket's: sources/name_source.h) as the only supplementary
+ * ones. Call it while the process has one thread: capabilities and ids are each thread's own,
+ * and a thread made later takes them from its maker. 0 or -errno.
  */
-int privileges_drop(bool signals_command);
+int privileges_drop(bool signals_command, const gid_t *groups, int nr_groups);
 
 /*
  * The ids of the user who ran cgstat through sudo (SUDO_UID and SUDO_GID, where cgstat runs

@@ -11,7 +11,7 @@
 #include "fuzz.h"
 #include "sources/docker_api.h"
 
-static void check_container(const struct docker_container *c)
+static void check_container(const struct cg_container *c)
 {
 	CHECK(strlen(c->id) == CONTAINER_ID_LEN);
 	CHECK(strspn(c->id, "0123456789abcdef") == CONTAINER_ID_LEN);
@@ -22,7 +22,7 @@ static void check_container(const struct docker_container *c)
 	CHECK(c->compose_replica >= 0 && c->compose_replica <= 9999);
 }
 
-static void count(const struct docker_container *c, void *ctx)
+static void count(const struct cg_container *c, void *ctx)
 {
 	check_container(c);
 	(*(int *)ctx)++;
@@ -32,7 +32,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	char *json = fuzz_strdup(data, size);
 	enum docker_event_kind kind;
-	struct docker_container c;
+	struct cg_container c;
 	int n = 0, ret;
 
 	ret = docker_parse_list(json, count, &n);

@@ -25,6 +25,7 @@ class Engine:
         self.folder = folder
         self.sock = os.path.join(folder, "docker.sock")
         self.proc = None
+        self.log = None
 
     def docker(self, *args, check=True, timeout=60):
         """Run the docker CLI against this engine: its stdout, stripped."""
@@ -38,6 +39,35 @@ class Engine:
     def run(self, name, command, *options):
         """Start a detached container of the busybox image running sh -c command: its id."""
         return self.docker("run", "-d", "--name", name, *options, IMAGE, "sh", "-c", command)
+
+    def start(self):
+        """Start dockerd (again) and wait until it answers. live-restore: containers keep running
+        while it is stopped, as a production engine's do across an upgrade."""
+        self.log = open(os.path.join(self.folder, "dockerd.log"), "ab")
+        self.proc = subprocess.Popen(
+            ["dockerd", "--iptables=false", "--bridge=none", "--live-restore",
+             "-H", "unix://" + self.sock,
+             "--data-root", os.path.join(self.folder, "data"),
+             "--exec-root", os.path.join(self.folder, "exec"),
+             "--pidfile", os.path.join(self.folder, "dockerd.pid")],
+            stdout=self.log, stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + 60
+        while not (os.path.exists(self.sock) and
+                   self.docker("version", "--format", "{{.Server.Version}}", check=False)):
+            if self.proc.poll() is not None or time.monotonic() > deadline:
+                with open(self.log.name, errors="replace") as f:
+                    raise RuntimeError("dockerd did not start: %s" % f.read()[-2000:])
+            time.sleep(0.1)
+
+    def stop(self):
+        """Stop dockerd alone: its containers go on (live-restore)."""
+        self.proc.send_signal(signal.SIGTERM)
+        try:
+            self.proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        self.log.close()
 
     def pid(self, container):
         return int(self.docker("inspect", "-f", "{{.State.Pid}}", container))
@@ -71,7 +101,7 @@ def _rootfs(folder):
     root = os.path.join(folder, "rootfs")
     os.makedirs(os.path.join(root, "bin"))
     shutil.copy("/bin/busybox", os.path.join(root, "bin", "busybox"))
-    for applet in ("sh", "sleep", "yes", "timeout", "true", "cat"):
+    for applet in ("sh", "sleep", "yes", "timeout", "true", "cat", "mkfifo"):
         os.symlink("busybox", os.path.join(root, "bin", applet))
     for d in ("proc", "sys", "dev", "etc", "tmp"):
         os.makedirs(os.path.join(root, d))
@@ -85,39 +115,27 @@ def engine():
         raise RuntimeError("dockerd is not installed (packages.txt names docker.io)")
     before = _docker_cgroups()
     folder = tempfile.mkdtemp(prefix="cgstat-docker-")
+    # as /run is: others may pass through to the socket (root:docker 0660), which cgstat reaches
+    # as nobody in the docker group once it has dropped root
+    os.chmod(folder, 0o711)
     e = Engine(folder)
-    log = open(os.path.join(folder, "dockerd.log"), "wb")
     try:
-        e.proc = subprocess.Popen(
-            ["dockerd", "--iptables=false", "--bridge=none", "-H", "unix://" + e.sock,
-             "--data-root", os.path.join(folder, "data"),
-             "--exec-root", os.path.join(folder, "exec"),
-             "--pidfile", os.path.join(folder, "dockerd.pid")],
-            stdout=log, stderr=subprocess.STDOUT)
-        deadline = time.monotonic() + 60
-        while not (os.path.exists(e.sock) and
-                   e.docker("version", "--format", "{{.Server.Version}}", check=False)):
-            if e.proc.poll() is not None or time.monotonic() > deadline:
-                with open(log.name, errors="replace") as f:
-                    raise RuntimeError("dockerd did not start: %s" % f.read()[-2000:])
-            time.sleep(0.1)
+        e.start()
         tar = subprocess.Popen(["tar", "-C", _rootfs(folder), "-c", "."], stdout=subprocess.PIPE)
         subprocess.run([DOCKER_CLI, "-H", "unix://" + e.sock, "import", "-", IMAGE],
                        stdin=tar.stdout, stdout=subprocess.DEVNULL, check=True, timeout=120)
         tar.wait()
         yield e
     finally:
+        # an engine the test stopped comes back for its containers to be removed
+        if e.proc and e.proc.poll() is not None:
+            with contextlib.suppress(Exception):
+                e.start()
         if e.proc and e.proc.poll() is None:
             ids = e.docker("ps", "-aq", check=False).split()
             if ids:
                 e.docker("rm", "-f", *ids, check=False, timeout=120)
-            e.proc.send_signal(signal.SIGTERM)
-            try:
-                e.proc.wait(timeout=60)
-            except subprocess.TimeoutExpired:
-                e.proc.kill()
-                e.proc.wait()
-        log.close()
+            e.stop()
         # the containerd it started, and its shims, go with it; their mounts too
         with open("/proc/mounts") as f:
             mounts = [line.split()[1] for line in f if folder in line.split()[1]]

@@ -13,6 +13,7 @@
   kernel follow the link despite O_NOFOLLOW): one line, exit 1, nothing in the link's target
   changed (its files' checksums)."""
 
+import grp
 import hashlib
 import os
 import pty
@@ -63,8 +64,9 @@ def wait_threads(pid, n, timeout=20):
         time.sleep(0.02)
 
 
-def check_threads(mode, pid, threads, kept):
-    """Every thread of pid: nobody's ids, the kept capabilities at most, none to pass on."""
+def check_threads(mode, pid, threads, kept, groups=""):
+    """Every thread of pid: nobody's ids, the kept capabilities at most, none to pass on, and
+    no supplementary group but groups (the Docker socket's, for its names)."""
     uid, gid = nobody_ids()
     status = wait_threads(pid, threads)
     h.check(len(status) == threads, "%s: %d threads (want %d: %s)"
@@ -74,24 +76,26 @@ def check_threads(mode, pid, threads, kept):
         caps = {k: int(s[k], 16) for k in ("CapEff", "CapPrm", "CapBnd", "CapInh", "CapAmb")}
         want = {"CapEff": kept, "CapPrm": kept, "CapBnd": kept, "CapInh": 0, "CapAmb": 0}
         h.check(ids == [uid] * 4 + [gid] * 4 and caps == want and s["NoNewPrivs"] == "1"
-                and s.get("Groups", "") == "",
+                and s.get("Groups", "") == groups,
                 "%s: thread %d (%s): uids and gids %s, groups %r, %s, NoNewPrivs %s; want "
-                "nobody's %d/%d, %s, no groups, NoNewPrivs 1"
+                "nobody's %d/%d, %s, groups %r, NoNewPrivs 1"
                 % (mode, tid, s.get("Name"), ids, s.get("Groups"),
                    {k: "%x" % v for k, v in caps.items()}, s["NoNewPrivs"], uid, gid,
-                   {k: "%x" % v for k, v in want.items()}))
+                   {k: "%x" % v for k, v in want.items()}, groups))
 
 
 def background_modes(args, tmp, cg):
-    """The modes that run with stdout a pipe: each once attached and writing."""
+    """The modes that run with stdout a pipe: each once attached and writing. Every mode has
+    the thread that follows the Docker engine's names (none answers here) beside its own."""
     bpf_only = 1 << CAP_BPF
     port = h.free_port()
     for mode, extra, threads, kept in (
-            ("default", [], 1, bpf_only),
-            ("-c", ["-c", "w=" + cg], 1, bpf_only),
-            ("--threads", ["--threads", "-c", "w=" + cg], 1, bpf_only),
-            ("--listen", ["--listen", "127.0.0.1:%d" % port, "-c", "w=" + cg], 2, bpf_only),
-            ("-- CMD", ["--", "sleep", "60"], 1, bpf_only | 1 << CAP_KILL)):
+            ("default", [], 2, bpf_only),
+            ("-c", ["-c", "w=" + cg], 2, bpf_only),
+            ("--threads", ["--threads", "-c", "w=" + cg], 2, bpf_only),
+            ("--listen", ["--listen", "127.0.0.1:%d" % port, "-c", "w=" + cg], 3, bpf_only),
+            ("-- CMD", ["--", "sleep", "60"], 2, bpf_only | 1 << CAP_KILL),
+            ("--no-names", ["--no-names"], 1, bpf_only)):
         cgstat = h.Cgstat(args.cgstat, ["-i", "0.2"] + extra, stamp_lines=True,
                           env=h.command_env() if mode == "-- CMD" else None)
         cgstat.wait_lines(2)
@@ -101,6 +105,30 @@ def background_modes(args, tmp, cg):
         check_threads(mode, cgstat.proc.pid, threads, kept)
         # -- CMD: SIGINT goes to sleep, which it ends: cgstat exits with its status
         cgstat.stop(want=128 + signal.SIGINT if mode == "-- CMD" else 0)
+
+
+def docker_socket_group(args, tmp):
+    """A Docker socket root:docker 0660, as Debian's engine makes it: cgstat keeps the docker
+    group, and no other, so that its names thread can connect again as nobody; a socket of
+    root's group alone gives no group."""
+    docker_gid = grp.getgrnam("docker").gr_gid
+    for group, want in ((docker_gid, str(docker_gid)), (0, "")):
+        folder = os.path.join(tmp, "engine-%d" % group)
+        os.makedirs(folder)
+        os.chmod(folder, 0o711)
+        path = os.path.join(folder, "docker.sock")
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        sock.bind(path)
+        sock.listen(8)
+        os.chown(path, 0, group)
+        os.chmod(path, 0o660)
+        cgstat = h.Cgstat(args.cgstat, ["-i", "0.2"], stamp_lines=True,
+                          env=dict(os.environ, DOCKER_HOST="unix://" + path))
+        cgstat.wait_lines(2)
+        check_threads("DOCKER_HOST, a socket of group %d" % group, cgstat.proc.pid, 2,
+                      1 << CAP_BPF, groups=want)
+        cgstat.stop()
+        sock.close()
 
 
 def live_view(args, cg):
@@ -133,7 +161,7 @@ def live_view(args, cg):
             == "%016x" % (1 << CAP_BPF)):
         time.sleep(0.05)
     h.precondition(bool(drawn), "live view: drawn on the terminal (%d bytes)" % len(drawn))
-    check_threads("live view", proc.pid, 1, 1 << CAP_BPF)
+    check_threads("live view", proc.pid, 2, 1 << CAP_BPF)
     os.write(master, b"q")
     try:
         code = proc.wait(20)
@@ -298,6 +326,7 @@ def main():
     tmp = h.scratch_path(tempfile.mkdtemp(prefix="cgstat-security-"))
     with h.scratch_cgroup("sec") as cg:
         background_modes(args, tmp, cg)
+        docker_socket_group(args, tmp)
         live_view(args, cg)
         output_folder_link(args, tmp, cg)
         output_file_links(args, tmp, cg)

@@ -16,11 +16,11 @@
 #define BROKER "af7623ce73e7298150e7b74bd83958a2659bedeeed1110d63784b3c6585b9e58"
 
 struct listed {
-	struct docker_container c[4];
+	struct cg_container c[4];
 	int n;
 };
 
-static void keep(const struct docker_container *c, void *ctx)
+static void keep(const struct cg_container *c, void *ctx)
 {
 	struct listed *l = ctx;
 
@@ -69,10 +69,12 @@ static void test_list(void)
 	CHECK(docker_parse_list("[{\"Id\": \"" BOOKIE "\", \"Names\": [\"/"
 				"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
 				"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+				"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+				"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
 				"bbbb\"], \"Labels\": {\"com.docker.compose.container-number\":"
 				" \"-1\"}}]",
 				keep, &l) == 1);
-	CHECK(strlen(l.c[0].name) == DOCKER_NAME_MAX && l.c[0].name[0] == 'a');
+	CHECK(strlen(l.c[0].name) == CG_CONTAINER_NAME_MAX && l.c[0].name[0] == 'a');
 	CHECK(l.c[0].compose_replica == 0);
 }
 
@@ -80,7 +82,7 @@ static void test_events(void)
 {
 	char *text = fixture("events.ndjson"), *line, *next;
 	enum docker_event_kind kind;
-	struct docker_container c;
+	struct cg_container c;
 	int named = 0, removed = 0, other = 0;
 
 	CHECK(text != NULL);

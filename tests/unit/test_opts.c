@@ -262,6 +262,52 @@ static void test_target(void)
 	CHECK(t.name == NULL && t.cgroup == NULL && t.pid == 0);
 }
 
+/* -c by a container's, a pod's or a unit's name, with and without a label; bad forms refused. */
+static void test_name_targets(void)
+{
+	static const struct {
+		const char *arg;
+		enum cg_target_kind kind;
+		const char *name, *select;
+	} good[] = {
+		{ "docker:broker", CG_TARGET_DOCKER, NULL, "broker" },
+		{ "b=docker:pulsar-broker_1.x", CG_TARGET_DOCKER, "b", "pulsar-broker_1.x" },
+		{ "compose:bookie", CG_TARGET_COMPOSE, NULL, "bookie" },
+		{ "compose:pulsar/bookie", CG_TARGET_COMPOSE, NULL, "pulsar/bookie" },
+		{ "pod:pulsar/broker-0", CG_TARGET_POD, NULL, "pulsar/broker-0" },
+		{ "pod:pulsar/broker-0/broker", CG_TARGET_POD, NULL, "pulsar/broker-0/broker" },
+		{ "unit:cron.service", CG_TARGET_UNIT, NULL, "cron.service" },
+		{ "unit:user@1000.service", CG_TARGET_UNIT, NULL, "user@1000.service" },
+		/* a path holding ':' is a path: its part before ':' is not a prefix's */
+		{ "system.slice/a:b.service", CG_TARGET_CGROUP, NULL, NULL },
+		{ "/docker:x", CG_TARGET_CGROUP, NULL, NULL },
+	};
+	static const char *const bad[] = {
+		"docker:",	    "docker:-x",     "docker:a/b", "docker:a b", "docker:a\nb",
+		"pod:onlyonepart",  "pod:a/b/c/d",   "pod:a//b",   "pod:/a/b",	 "pod:A_B/c",
+		"compose:",	    "compose:a/b/c", "compose:/b", "unit:cron",	 "unit:.service",
+		"unit:a/b.service", "kubernetes:x",  "podman:x",   "x=docker:",	 "unit:cron.timer",
+	};
+	struct cg_target t;
+
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		t = (struct cg_target){};
+		CHECK(opts_parse_target(good[i].arg, false, &t) == 0);
+		CHECK(t.kind == good[i].kind);
+		CHECK(good[i].name ? t.name && !strcmp(t.name, good[i].name) : !t.name);
+		CHECK(good[i].select ? t.select && !strcmp(t.select, good[i].select)
+				     : !t.select && t.cgroup);
+		free(t.name);
+		free(t.cgroup);
+		free(t.select);
+	}
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		t = (struct cg_target){};
+		CHECK(opts_parse_target(bad[i], false, &t) == -EINVAL);
+		CHECK(t.name == NULL && t.cgroup == NULL && t.select == NULL);
+	}
+}
+
 static void test_targets(void)
 {
 	struct result r;
@@ -471,5 +517,6 @@ int main(void)
 	}
 	test_seconds();
 	test_target();
+	test_name_targets();
 	return check_done();
 }

@@ -61,6 +61,8 @@ struct drain {
 	struct cg_preempter_key *stale;
 	size_t stale_cap, stale_cap_used;
 	uint64_t calls;
+	drain_container_fn container;
+	void *container_ctx;
 	drain_cgroup_label_fn preempter_label;
 	void *preempter_ctx;
 	/* with pools: this interval's records of pool slots, each one's watched slot */
@@ -597,7 +599,7 @@ int drain__interval(struct drain *d, const struct cg_slot_snap *snap, uint32_t n
 		const struct cg_slot_snap *cur = &snap[slot];
 		const struct cg_slot_snap *prev = &d->prev[slot];
 
-		if (!cur->cgid) {
+		if (!cur->cgid || cg_cgid_pending(cur->cgid)) {
 			d->prev[slot] = zero;
 			continue;
 		}
@@ -617,6 +619,9 @@ int drain__interval(struct drain *d, const struct cg_slot_snap *snap, uint32_t n
 			r->name = d->label(d->label_ctx, cur->pool_of - 1, cur->cgid);
 			if (!r->name)
 				return -errno;
+			r->container = d->container ? d->container(d->container_ctx,
+								   cur->pool_of - 1, cur->cgid)
+						    : NULL;
 			record_preempters(d, r, &d->top[slot]);
 			continue;
 		}
@@ -626,6 +631,8 @@ int drain__interval(struct drain *d, const struct cg_slot_snap *snap, uint32_t n
 		r->name = d->label(d->label_ctx, slot, cur->cgid);
 		if (!r->name)
 			return -errno;
+		r->container =
+			d->container ? d->container(d->container_ctx, slot, cur->cgid) : NULL;
 		record_preempters(d, r, &d->top[slot]);
 		if (cur->dead)
 			d->gone[nr_gone++] = n;
@@ -639,6 +646,12 @@ int drain__interval(struct drain *d, const struct cg_slot_snap *snap, uint32_t n
 	iv->records = d->records;
 	iv->nr_records = nr_gone ? records_merge_gone(d, n, nr_gone) : n;
 	return 0;
+}
+
+void drain__set_container(struct drain *d, drain_container_fn container, void *ctx)
+{
+	d->container = container;
+	d->container_ctx = ctx;
 }
 
 void drain__set_preempter_label(struct drain *d, drain_cgroup_label_fn label, void *ctx)

@@ -16,6 +16,9 @@ struct drain;
 /* Names a slot's record; the string must live until the interval has been written. */
 typedef const char *(*drain_label_fn)(void *ctx, uint32_t slot, uint64_t cgid);
 
+/* What a slot's cgroup is, if a container's or a pod's: NULL otherwise. Lives as the label does. */
+typedef const struct cg_container *(*drain_container_fn)(void *ctx, uint32_t slot, uint64_t cgid);
+
 /* Labels a cgroup by its id (a preempter): the string must live until the interval is written. */
 typedef const char *(*drain_cgroup_label_fn)(void *ctx, uint64_t cgid);
 
@@ -75,6 +78,9 @@ int drain__interval(struct drain *d, const struct cg_slot_snap *snap, uint32_t n
 
 /* How drain__preempters() labels the preempting cgroups. */
 void drain__set_preempter_label(struct drain *d, drain_cgroup_label_fn label, void *ctx);
+
+/* How records say which container they are (none without it). */
+void drain__set_container(struct drain *d, drain_container_fn container, void *ctx);
 
 /* Intervals a pair may go without a switch before the drain forgets it. */
 #define DRAIN_PREEMPTER_IDLE 10

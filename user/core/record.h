@@ -98,6 +98,42 @@ struct cg_record_thread {
 	uint64_t cgroupfs[CG_NR_CGROUPFS]; /* one per enum cg_cgroupfs */                         \
 	uint32_t cgroupfs_valid;	   /* bit i: cgroupfs[i] was read at both ends */
 
+/*
+ * The ids of no cgroup (the kernel's are inode numbers, far below): what a watched slot counts
+ * while its target (a container by name) has no cgroup yet (sources/watch.h). Such a slot has
+ * no record.
+ */
+#define CG_CGID_PENDING_MIN   (UINT64_MAX - (1ULL << 20))
+#define cg_cgid_pending(cgid) ((cgid) >= CG_CGID_PENDING_MIN)
+
+/* The sizes of what runtimes name (sources/container_names.h). */
+#define CG_CONTAINER_ID_LEN    64  /* the runtimes' ids: 64 lowercase hex digits */
+#define CG_CONTAINER_NAME_MAX  253 /* a Kubernetes name (a DNS subdomain); Docker's are shorter */
+#define CG_CONTAINER_IMAGE_MAX 256
+#define CG_COMPOSE_FIELD_MAX   128 /* a compose project or service name */
+#define CG_POD_UID_MAX	       36  /* a UUID; a static pod's is 32 hex digits */
+
+/*
+ * The container, or Kubernetes pod, whose cgroup a record is, as its runtime names it: for the
+ * outputs' fields (docs/metrics.md, "Container labels"). Fields not known are "" (and 0).
+ */
+struct cg_container {
+	const char *runtime; /* "docker", "podman", "containerd", "crio"; "" when not known */
+	bool pod;	     /* the pod's own cgroup (its total), not one of its containers' */
+	char id[CG_CONTAINER_ID_LEN + 1];
+	/* Docker's and Podman's name, without the API's leading '/'; a pod's container's name */
+	char name[CG_CONTAINER_NAME_MAX + 1];
+	char image[CG_CONTAINER_IMAGE_MAX + 1];
+	/* Compose: com.docker.compose.project, .service and .container-number */
+	char compose_project[CG_COMPOSE_FIELD_MAX + 1];
+	char compose_service[CG_COMPOSE_FIELD_MAX + 1];
+	int compose_replica;
+	/* Kubernetes: the pod the container is in, or the pod's own */
+	char pod_namespace[CG_CONTAINER_NAME_MAX + 1];
+	char pod_name[CG_CONTAINER_NAME_MAX + 1];
+	char pod_uid[CG_POD_UID_MAX + 1];
+};
+
 struct cg_amounts {
 	CG_AMOUNTS_MEMBERS
 };
@@ -118,6 +154,8 @@ struct cg_record {
 	int nr_threads;
 	/* a thread's record (thread-stats.csv): who it is; NULL otherwise */
 	const struct cg_thread_rec *thread;
+	/* a container's or a pod's cgroup's record: what its runtime names it; NULL otherwise */
+	const struct cg_container *container;
 	uint64_t cgid;
 	/* its amounts, which add up: core/totals.h */
 	union {

@@ -6,6 +6,7 @@
 
 #include "core/derived.h"
 #include "lib/json_util.h"
+#include "outputs/container_fields.h"
 #include "outputs/stream.h"
 #include "outputs/table.h"
 #include "lib/text.h"
@@ -168,7 +169,9 @@ static int json_record(cJSON *containers, const struct cg_interval *iv, const st
 	obj = json_add_object(containers, r->name);
 	if (!obj)
 		return -errno;
-	err = json_figures(obj, iv, r, stream_figures, ARRAY_SIZE(stream_figures));
+	err = container_fields_json(obj, r->container);
+	if (!err)
+		err = json_figures(obj, iv, r, stream_figures, ARRAY_SIZE(stream_figures));
 	for (i = 0; i < CG_NR_LABEL_FIGURES && !err; i++) {
 		label = record_label_figure(iv, r, i, buf);
 		if (label)

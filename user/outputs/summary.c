@@ -14,6 +14,7 @@
 #include "outputs/stream.h"
 #include "outputs/summary.h"
 #include "lib/util.h"
+#include "outputs/container_fields.h"
 
 /*
  * The label of the cgroups retired beyond SUMMARY_MAX_RETIRED. A cgroup really labelled so
@@ -53,6 +54,7 @@ struct summary_entry {
 	double runq_p99_micros;
 	struct summary_preempter *preempters; /* the first SUMMARY_MAX_PREEMPTERS at most */
 	int nr_preempters;
+	struct cg_container *container; /* as its last record said; NULL: not a container's */
 	char name[];
 };
 
@@ -132,6 +134,7 @@ static void entry_free(struct summary_entry *e)
 	for (int i = 0; i < e->nr_preempters; i++)
 		free(e->preempters[i].label);
 	free(e->preempters);
+	free(e->container);
 	free(e);
 }
 
@@ -311,6 +314,10 @@ int summary__add(struct summary *s, const struct cg_interval *iv)
 		memset(&e->label.sum.counter_valid[nr_events], 0,
 		       (s->nr_events - nr_events) * sizeof(bool));
 		hist_add(e->hist, &r->runq_hist);
+		if (r->container && !e->container)
+			e->container = malloc(sizeof(*e->container));
+		if (r->container && e->container)
+			*e->container = *r->container;
 		for (int k = 0; k < r->nr_preempters; k++) {
 			err = preempter_add(e, r->preempters[k].label, r->preempters[k].count);
 			if (err)
@@ -561,7 +568,9 @@ static int json_containers(cJSON *root, const struct summary *s)
 		if (!obj)
 			return -errno;
 		totals_record(&t, &e->label.sum, e->hist);
-		err = json_figures(obj, s, &t, e->quantiles, e);
+		err = container_fields_json(obj, e->container);
+		if (!err)
+			err = json_figures(obj, s, &t, e->quantiles, e);
 		if (!err)
 			err = json_preempters(obj, e);
 		if (!err)

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "sources/cgroup.h"
+#include "sources/container_names.h"
 #include "sources/container_path.h"
 #include "lib/hashtab.h"
 
@@ -389,6 +390,42 @@ int cgroup_resolve(const struct cgroup_mount *m, const char *spec, char *path, s
 	return 0;
 }
 
+struct path_search {
+	const struct cgroup_mount *mount;
+	bool (*match)(const char *below, void *ctx);
+	void *ctx;
+	char *path;
+	size_t size;
+	uint64_t id;
+	int ret;
+};
+
+static int match_path(void *ctx, const char *path, const struct stat *st)
+{
+	struct path_search *search = ctx;
+
+	if (!search->match(cgroup_label(search->mount, path), search->ctx))
+		return 0;
+	search->id = st->st_ino;
+	search->ret = copy_path(search->path, search->size, path);
+	return 1;
+}
+
+int cgroup_find(const struct cgroup_mount *m, bool (*match)(const char *below, void *ctx),
+		void *ctx, char *path, size_t len, uint64_t *id)
+{
+	struct path_search search = {
+		.mount = m, .match = match, .ctx = ctx, .path = path, .size = len, .ret = -ENOENT
+	};
+	int ret = walk_tree(m->path, match_path, &search);
+
+	if (ret < 0)
+		return ret;
+	if (!search.ret)
+		*id = search.id;
+	return search.ret;
+}
+
 /* ENOENT from PROC/PID/cgroup means no such process only when PROC/PID is gone too. */
 static int open_failure(const char *proc, int pid)
 {
@@ -503,6 +540,8 @@ struct name_entry {
 	uint64_t id;
 	char *path; /* under the mount: "/" for its root; "#1234" until a walk finds it */
 	char *label;
+	/* a container's or a pod's cgroup, with runtime names: what they say of it; else NULL */
+	struct cg_container *container;
 	uint32_t walk;	 /* the last walk that found the cgroup */
 	bool handed_out; /* returned by cgroup_names__get(): kept until forgotten */
 };
@@ -519,6 +558,9 @@ struct cgroup_names {
 	 */
 	char **replaced;
 	size_t nr_replaced;
+	/* the runtimes' names for containers, when followed; the generation labelled with */
+	struct container_names *containers;
+	unsigned long containers_generation;
 };
 
 #define NAMES_INITIAL_BUCKETS 256
@@ -548,12 +590,23 @@ static void entry_strings_free(char *path, char *label)
 	free(path);
 }
 
+/* The label of path (under the mount), in buf or path itself. */
+static const char *label_of(const struct cgroup_names *names, const char *path, char *buf,
+			    size_t len)
+{
+	if (is_fallback(path))
+		return path;
+	if (names->containers)
+		return container_names__label(names->containers, path, buf, len);
+	return container_or_path_label(path, buf, len);
+}
+
 /* e's path, a copy of path, and its label. 0 or -ENOMEM (e unchanged). */
-static int entry_strings_set(struct name_entry *e, const char *path)
+static int entry_strings_set(const struct cgroup_names *names, struct name_entry *e,
+			     const char *path)
 {
 	char buf[PATH_MAX], *p, *l;
-	const char *label =
-		is_fallback(path) ? path : container_or_path_label(path, buf, sizeof(buf));
+	const char *label = label_of(names, path, buf, sizeof(buf));
 
 	p = strdup(path);
 	if (!p)
@@ -571,6 +624,20 @@ static int entry_strings_set(struct name_entry *e, const char *path)
 	return 0;
 }
 
+/* What the runtimes say of e's container or pod, kept up in e->container (NULL: none). */
+static void entry_container_set(const struct cgroup_names *names, struct name_entry *e)
+{
+	struct cg_container c;
+
+	if (!names->containers || is_fallback(e->path) ||
+	    container_names__describe(names->containers, e->path, &c))
+		return;
+	if (!e->container)
+		e->container = malloc(sizeof(*e->container));
+	if (e->container)
+		*e->container = c;
+}
+
 /*
  * id's entry, made for path (under the mount) when id has none. A stored label is kept, so
  * that pointers handed out stay valid, except a fallback ("#1234"), which a real path and its
@@ -585,7 +652,7 @@ static struct name_entry *names_insert(struct cgroup_names *names, uint64_t id, 
 
 	if (e) {
 		if (is_fallback(e->path) && !is_fallback(path)) {
-			if (entry_strings_set(&real, path)) {
+			if (entry_strings_set(names, &real, path)) {
 				errno = ENOMEM;
 				return NULL;
 			}
@@ -605,17 +672,19 @@ static struct name_entry *names_insert(struct cgroup_names *names, uint64_t id, 
 			}
 			e->path = real.path;
 			e->label = real.label;
+			entry_container_set(names, e);
 		}
 		return e;
 	}
 	e = calloc(1, sizeof(*e));
 	if (!e)
 		return NULL;
-	if (entry_strings_set(e, path)) {
+	if (entry_strings_set(names, e, path)) {
 		free(e);
 		errno = ENOMEM;
 		return NULL;
 	}
+	entry_container_set(names, e);
 	e->id = id;
 	hash_table_add(&names->table, &e->node, hash_u64(id));
 	return e;
@@ -635,6 +704,7 @@ static int record_name(void *ctx, const char *path, const struct stat *st)
 
 static void entry_free(struct name_entry *e)
 {
+	free(e->container);
 	entry_strings_free(e->path, e->label);
 	free(e);
 }
@@ -789,10 +859,73 @@ static void free_replaced(struct cgroup_names *names)
 	names->nr_replaced = 0;
 }
 
+/* A label to free at the next interval, or now when nobody was given it. */
+static void retire_label(struct cgroup_names *names, struct name_entry *e)
+{
+	char **grown;
+
+	if (e->label == e->path)
+		return;
+	if (e->handed_out) {
+		grown = realloc(names->replaced, (names->nr_replaced + 1) * sizeof(*grown));
+		if (!grown)
+			return; /* kept for the run: a leak, not a dangling label */
+		names->replaced = grown;
+		names->replaced[names->nr_replaced++] = e->label;
+	} else {
+		free(e->label);
+	}
+}
+
+/* A container's or a pod's cgroup labelled again with the runtimes' names as they are now. */
+static void relabel_container(struct hash_table *t, struct hash_node *n, void *ctx)
+{
+	struct name_entry *e = container_of(n, struct name_entry, node);
+	struct cgroup_names *names = ctx;
+	char buf[PATH_MAX], *copy;
+	const char *label;
+
+	(void)t;
+	if (!e->container)
+		return;
+	entry_container_set(names, e);
+	label = label_of(names, e->path, buf, sizeof(buf));
+	if (!strcmp(label, e->label))
+		return;
+	copy = label == e->path ? e->path : strdup(label);
+	if (!copy)
+		return;
+	retire_label(names, e);
+	e->label = copy;
+}
+
 void cgroup_names__new_interval(struct cgroup_names *names)
 {
+	unsigned long generation;
+
 	names->walked = false;
 	free_replaced(names);
+	if (!names->containers)
+		return;
+	/* a name the runtime gave, changed or took back since: rows are labelled by the new */
+	generation = container_names__generation(names->containers);
+	if (generation != names->containers_generation) {
+		names->containers_generation = generation;
+		hash_table_visit(&names->table, relabel_container, names);
+	}
+}
+
+void cgroup_names__use_containers(struct cgroup_names *names, struct container_names *containers)
+{
+	names->containers = containers;
+	names->containers_generation = containers ? container_names__generation(containers) : 0;
+}
+
+const struct cg_container *cgroup_names__container(const struct cgroup_names *names, uint64_t id)
+{
+	const struct name_entry *e = find_entry(names, id);
+
+	return e ? e->container : NULL;
 }
 
 void cgroup_names__forget(struct cgroup_names *names, uint64_t id)

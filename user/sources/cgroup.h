@@ -6,6 +6,7 @@
 #ifndef CGSTAT_CGROUP_H
 #define CGSTAT_CGROUP_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -52,6 +53,14 @@ int cgroup_of_pid(const struct cgroup_mount *m, const char *proc, int pid, char 
 int cgroup_v1_of_pid(const struct cgroup_mount *m, const char *proc, int pid,
 		     const char *controller, char *path, size_t len);
 
+/*
+ * The first cgroup, depth first, whose path under the mount ("/docker/ID") match says is the
+ * one: its absolute path and id. 0, -ENOENT, -ENAMETOOLONG or -errno. A walk of the tree: for
+ * what changes seldom, never each interval.
+ */
+int cgroup_find(const struct cgroup_mount *m, bool (*match)(const char *below, void *ctx),
+		void *ctx, char *path, size_t len, uint64_t *id);
+
 /* The directory's cgroup id: its inode number, as the kernel's kernfs id on 64-bit. */
 int cgroup_id_of_path(const char *path, uint64_t *id);
 
@@ -90,6 +99,19 @@ const char *cgroup_names__stored(struct cgroup_names *names, uint64_t id);
 const char *cgroup_names__add_child(struct cgroup_names *names, uint64_t id, uint64_t parent_id,
 				    const char *leaf);
 void cgroup_names__forget(struct cgroup_names *names, uint64_t id);
+/*
+ * Label the cgroups of containers and pods with the runtimes' names in containers (else by
+ * their paths): call before the first label is made. Each interval then labels them again when
+ * a name changed; a replaced label stays valid until the next interval.
+ */
+struct container_names;
+struct cg_container;
+void cgroup_names__use_containers(struct cgroup_names *names, struct container_names *containers);
+
+/* What the runtimes say of id's container or pod, never walking: NULL for another cgroup. Valid
+ * until the next call that may walk or forget. */
+const struct cg_container *cgroup_names__container(const struct cgroup_names *names, uint64_t id);
+
 /* Labels held. */
 size_t cgroup_names__size(const struct cgroup_names *names);
 void cgroup_names__free(struct cgroup_names *names);

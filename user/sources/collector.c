@@ -465,6 +465,20 @@ int collector__rewatch(struct collector *c, uint32_t slot, uint64_t old_cgid, ui
 				     sizeof(slot), BPF_NOEXIST);
 		return err;
 	}
+	/*
+	 * A target that had no cgroup yet counts under its cgroup's id from now on, which its
+	 * records carry; a cgroup made again keeps the first one's, so that its rows go on
+	 */
+	if (cg_cgid_pending(old_cgid)) {
+		struct cg_slot_info info = {};
+
+		if (!bpf_map__lookup_elem(c->skel->maps.slot_info, &slot, sizeof(slot), &info,
+					  sizeof(info), 0)) {
+			info.cgid = new_cgid;
+			bpf_map__update_elem(c->skel->maps.slot_info, &slot, sizeof(slot), &info,
+					     sizeof(info), BPF_ANY);
+		}
+	}
 	/* only the loader writes it: every task resolves its slots again at its next event */
 	__atomic_store_n(&c->skel->bss->watch_gen, c->skel->bss->watch_gen + 1, __ATOMIC_RELEASE);
 	return 0;

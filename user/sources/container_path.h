@@ -14,6 +14,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "core/record.h"
+
 enum container_runtime {
 	RUNTIME_NONE,
 	RUNTIME_DOCKER,
@@ -40,9 +42,9 @@ enum pod_qos {
 	QOS_BESTEFFORT,
 };
 
-#define CONTAINER_ID_LEN   64  /* the runtimes' ids: 64 lowercase hex digits */
-#define CONTAINER_SHORT_ID 12  /* as docker ps shows them */
-#define POD_UID_MAX	   36  /* a UUID; a static pod's is 32 hex digits */
+#define CONTAINER_ID_LEN   CG_CONTAINER_ID_LEN
+#define CONTAINER_SHORT_ID 12 /* as docker ps shows them */
+#define POD_UID_MAX	   CG_POD_UID_MAX
 #define UNIT_NAME_MAX	   255 /* systemd's UNIT_NAME_MAX */
 
 struct container_path {

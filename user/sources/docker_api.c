@@ -31,33 +31,33 @@ static int replica_of(const char *s)
 }
 
 /* The compose fields of a labels object (the list's Labels, an event's Attributes). */
-static void compose_of(const cJSON *labels, struct docker_container *c)
+static void compose_of(const cJSON *labels, struct cg_container *c)
 {
 	const cJSON *number;
 
-	copy_string(labels, "com.docker.compose.project", c->compose_project, COMPOSE_FIELD_MAX);
-	copy_string(labels, "com.docker.compose.service", c->compose_service, COMPOSE_FIELD_MAX);
+	copy_string(labels, "com.docker.compose.project", c->compose_project, CG_COMPOSE_FIELD_MAX);
+	copy_string(labels, "com.docker.compose.service", c->compose_service, CG_COMPOSE_FIELD_MAX);
 	number = cJSON_GetObjectItemCaseSensitive(labels, "com.docker.compose.container-number");
 	c->compose_replica = cJSON_IsString(number) ? replica_of(number->valuestring) : 0;
 }
 
 /* A name as the API gives it, "/broker", without its slash. */
-static void name_of(const char *s, struct docker_container *c)
+static void name_of(const char *s, struct cg_container *c)
 {
 	c->name[0] = '\0';
 	if (!s)
 		return;
 	if (*s == '/')
 		s++;
-	strncat(c->name, s, DOCKER_NAME_MAX);
+	strncat(c->name, s, CG_CONTAINER_NAME_MAX);
 }
 
-int docker_parse_list(const char *json, void (*fn)(const struct docker_container *c, void *ctx),
+int docker_parse_list(const char *json, void (*fn)(const struct cg_container *c, void *ctx),
 		      void *ctx)
 {
 	cJSON *root = cJSON_Parse(json);
 	const cJSON *entry, *id, *names, *first;
-	struct docker_container c;
+	struct cg_container c;
 	int n = 0;
 
 	if (!cJSON_IsArray(root)) {
@@ -75,7 +75,7 @@ int docker_parse_list(const char *json, void (*fn)(const struct docker_container
 		names = cJSON_GetObjectItemCaseSensitive(entry, "Names");
 		first = cJSON_IsArray(names) ? cJSON_GetArrayItem(names, 0) : NULL;
 		name_of(cJSON_IsString(first) ? first->valuestring : NULL, &c);
-		copy_string(entry, "Image", c.image, DOCKER_IMAGE_MAX);
+		copy_string(entry, "Image", c.image, CG_CONTAINER_IMAGE_MAX);
 		compose_of(cJSON_GetObjectItemCaseSensitive(entry, "Labels"), &c);
 		fn(&c, ctx);
 		n++;
@@ -84,7 +84,7 @@ int docker_parse_list(const char *json, void (*fn)(const struct docker_container
 	return n;
 }
 
-int docker_parse_event(const char *json, enum docker_event_kind *kind, struct docker_container *c)
+int docker_parse_event(const char *json, enum docker_event_kind *kind, struct cg_container *c)
 {
 	cJSON *root = cJSON_Parse(json);
 	const cJSON *type, *action, *actor, *id, *attrs, *name;
@@ -108,7 +108,7 @@ int docker_parse_event(const char *json, enum docker_event_kind *kind, struct do
 	attrs = cJSON_GetObjectItemCaseSensitive(actor, "Attributes");
 	name = cJSON_GetObjectItemCaseSensitive(attrs, "name");
 	name_of(cJSON_IsString(name) ? name->valuestring : NULL, c);
-	copy_string(attrs, "image", c->image, DOCKER_IMAGE_MAX);
+	copy_string(attrs, "image", c->image, CG_CONTAINER_IMAGE_MAX);
 	compose_of(attrs, c);
 	a = action->valuestring;
 	if (!strcmp(a, "create") || !strcmp(a, "start") || !strcmp(a, "rename"))

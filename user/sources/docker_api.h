@@ -10,22 +10,7 @@
 
 #include <stdbool.h>
 
-#include "sources/container_path.h"
-
-#define DOCKER_NAME_MAX	  128 /* Docker's names are [a-zA-Z0-9][a-zA-Z0-9_.-]*, 1 to 128+ */
-#define DOCKER_IMAGE_MAX  256
-#define COMPOSE_FIELD_MAX 128 /* a project or service name */
-
-/* One container as the engine names it. */
-struct docker_container {
-	char id[CONTAINER_ID_LEN + 1];
-	char name[DOCKER_NAME_MAX + 1]; /* without the API's leading '/' */
-	char image[DOCKER_IMAGE_MAX + 1];
-	/* com.docker.compose.project, .service and .container-number; "" and 0 when absent */
-	char compose_project[COMPOSE_FIELD_MAX + 1];
-	char compose_service[COMPOSE_FIELD_MAX + 1];
-	int compose_replica;
-};
+#include "sources/container_names.h"
 
 /* What an event does to the names. */
 enum docker_event_kind {
@@ -39,13 +24,13 @@ enum docker_event_kind {
  * passed, or -EINVAL when the reply is not a JSON array (its entries that are not containers,
  * or whose id is not 64 lowercase hex digits, are skipped).
  */
-int docker_parse_list(const char *json, void (*fn)(const struct docker_container *c, void *ctx),
+int docker_parse_list(const char *json, void (*fn)(const struct cg_container *c, void *ctx),
 		      void *ctx);
 
 /*
  * One /events object: its kind, and for a container's event the container as it names it
  * (c->name "" when the event carries none). -EINVAL when it is not a JSON object.
  */
-int docker_parse_event(const char *json, enum docker_event_kind *kind, struct docker_container *c);
+int docker_parse_event(const char *json, enum docker_event_kind *kind, struct cg_container *c);
 
 #endif /* CGSTAT_DOCKER_API_H */

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "lib/message.h"
+#include "sources/container_names.h"
 #include "sources/slots.h"
 
 struct slots {
@@ -20,11 +21,15 @@ struct slots {
 	 * restarted cgroup's slot keeps while the watch list follows the new one
 	 */
 	uint64_t *slot_ids;
+	struct container_names *containers;
+	/* watched: what each one's cgroup is, made as it is drained */
+	struct cg_container *watched_containers;
 	bool verbose;
 };
 
 struct slots *slots__new(struct collector *c, struct watch_list *watched,
-			 const struct cgroup_mount *mnt, bool verbose)
+			 const struct cgroup_mount *mnt, struct container_names *containers,
+			 bool verbose)
 {
 	struct slots *s;
 
@@ -34,6 +39,7 @@ struct slots *slots__new(struct collector *c, struct watch_list *watched,
 	s->collector = c;
 	s->watched = watched;
 	s->mnt = mnt;
+	s->containers = containers;
 	s->verbose = verbose;
 	if (!watched->nr) {
 		s->names = cgroup_names__new(mnt);
@@ -41,10 +47,14 @@ struct slots *slots__new(struct collector *c, struct watch_list *watched,
 			free(s);
 			return NULL;
 		}
+		cgroup_names__use_containers(s->names, containers);
 		return s;
 	}
 	s->slot_ids = malloc(watched->nr * sizeof(*s->slot_ids));
-	if (!s->slot_ids) {
+	s->watched_containers = calloc(watched->nr, sizeof(*s->watched_containers));
+	if (!s->slot_ids || !s->watched_containers) {
+		free(s->slot_ids);
+		free(s->watched_containers);
 		free(s);
 		return NULL;
 	}
@@ -112,8 +122,11 @@ const char *slots__cgroup_label(void *ctx, uint64_t cgid)
 			return s->watched->labels[i];
 	names = s->names;
 	if (!names) {
-		if (!s->other_names)
+		if (!s->other_names) {
 			s->other_names = cgroup_names__new(s->mnt);
+			if (s->other_names)
+				cgroup_names__use_containers(s->other_names, s->containers);
+		}
 		names = s->other_names;
 		if (!names)
 			return NULL;
@@ -141,6 +154,21 @@ const char *slots__label(void *ctx, uint32_t slot, uint64_t cgid)
 	if (collector__slot_origin(s->collector, slot, cgid, &parent, leaf))
 		return cgroup_names__get(s->names, cgid);
 	return label_from_origin(s, s->names, cgid, parent, leaf, 0);
+}
+
+const struct cg_container *slots__container(void *ctx, uint32_t slot, uint64_t cgid)
+{
+	struct slots *s = ctx;
+	const char *below;
+
+	if (s->names)
+		return cgroup_names__container(s->names, cgid);
+	if (!s->containers || slot >= (uint32_t)s->watched->nr || !s->watched->dirs[slot])
+		return NULL;
+	below = cgroup_label(s->mnt, s->watched->dirs[slot]);
+	if (container_names__describe(s->containers, below, &s->watched_containers[slot]))
+		return NULL;
+	return &s->watched_containers[slot];
 }
 
 /*
@@ -183,16 +211,70 @@ static void free_dead_slots(struct slots *s, const struct cg_slot_snap *snap, ui
  * same label, and said on stderr. A path that is gone, or a process that exited, keeps its
  * last cgroup.
  */
-static void follow_watched(struct slots *s)
+/* "docker:broker" as the user gave it. */
+static void say_target(const struct watch_name *n)
+{
+	static const char *const prefixes[] = {
+		[CG_TARGET_DOCKER] = "docker:",
+		[CG_TARGET_COMPOSE] = "compose:",
+		[CG_TARGET_POD] = "pod:",
+		[CG_TARGET_UNIT] = "unit:",
+	};
+	char target[512];
+
+	snprintf(target, sizeof(target), "%s%s", prefixes[n->kind], n->select);
+	message_quote(stderr, target);
+	if (n->kind == CG_TARGET_COMPOSE)
+		fprintf(stderr, " replica %d", n->replica);
+}
+
+/* What changed of watched i, which counts in id from now on, at path: one line. */
+static void say_followed(const struct watch_list *w, int i, bool first, const char *path)
+{
+	fprintf(stderr, "cgstat: %s: ", w->labels[i]);
+	if (w->names[i].select) {
+		say_target(&w->names[i]);
+		fputs(first ? " is " : " was made again, now ", stderr);
+		message_quote(stderr, path);
+		fputs(first ? "; counting it\n" : "; counting it under the same label\n", stderr);
+	} else if (w->pids[i]) {
+		fprintf(stderr, "pid %d moved to ", w->pids[i]);
+		message_quote(stderr, path);
+		fputs("; following it\n", stderr);
+	} else {
+		message_quote(stderr, w->paths[i]);
+		fputs(" was made again; counting it under the same label\n", stderr);
+	}
+}
+
+bool slots__names_followed(const struct slots *s)
+{
+	for (int i = 0; i < s->watched->nr; i++)
+		if (s->watched->names[i].select)
+			return true;
+	return false;
+}
+
+void slots__follow(struct slots *s)
 {
 	struct watch_list *w = s->watched;
 	char path[4096], *dir;
+	bool first;
 	uint64_t id;
 	int i, err;
 
 	for (i = 0; i < w->nr; i++) {
-		if (!watch_list_moved(w, i, s->mnt, path, sizeof(path), &id))
+		if (!watch_list_moved(w, i, s->mnt, s->containers, path, sizeof(path), &id)) {
+			/* a compose service's replicas past its last are not waited for aloud */
+			if (cg_cgid_pending(w->ids[i]) && !w->names[i].said_waiting &&
+			    w->names[i].replica <= 1) {
+				w->names[i].said_waiting = true;
+				fprintf(stderr, "cgstat: %s: ", w->labels[i]);
+				say_target(&w->names[i]);
+				fputs(" has no cgroup yet; waiting for it\n", stderr);
+			}
 			continue;
+		}
 		err = collector__rewatch(s->collector, i, w->ids[i], id);
 		if (err) {
 			/* another watched slot has it: both watch the same cgroup now */
@@ -201,17 +283,13 @@ static void follow_watched(struct slots *s)
 					strerror(-err));
 			continue;
 		}
-		fprintf(stderr, "cgstat: %s: ", w->labels[i]);
-		if (w->pids[i]) {
-			fprintf(stderr, "pid %d moved to ", w->pids[i]);
-			message_quote(stderr, path);
-			fputs("; following it\n", stderr);
-		} else {
-			message_quote(stderr, w->paths[i]);
-			fputs(" was made again; counting it under the same label\n", stderr);
-		}
+		first = cg_cgid_pending(w->ids[i]);
+		say_followed(w, i, first, path);
+		/* its records carry the first cgroup's id from now on (collector__rewatch()) */
+		if (first)
+			s->slot_ids[i] = id;
 		w->ids[i] = id;
-		dir = strdup(w->pids[i] ? path : w->paths[i]);
+		dir = strdup(w->pids[i] || w->names[i].select ? path : w->paths[i]);
 		if (dir) {
 			free(w->dirs[i]);
 			w->dirs[i] = dir;
@@ -227,7 +305,8 @@ int slots__dir(void *ctx, uint64_t cgid, char *path, size_t len)
 
 	if (!s->names) {
 		for (i = 0; i < s->watched->nr; i++) {
-			if (s->slot_ids[i] != cgid && s->watched->ids[i] != cgid)
+			if ((s->slot_ids[i] != cgid && s->watched->ids[i] != cgid) ||
+			    !s->watched->dirs[i])
 				continue;
 			n = snprintf(path, len, "%s", s->watched->dirs[i]);
 			return n >= 0 && (size_t)n < len ? 0 : -ENAMETOOLONG;
@@ -247,7 +326,7 @@ void slots__end_interval(struct slots *s, const struct cg_slot_snap *snap, uint3
 	if (s->names)
 		free_dead_slots(s, snap, nr_slots, retire, ctx);
 	else
-		follow_watched(s);
+		slots__follow(s);
 }
 
 void slots__free(struct slots *s)
@@ -257,5 +336,6 @@ void slots__free(struct slots *s)
 	cgroup_names__free(s->names);
 	cgroup_names__free(s->other_names);
 	free(s->slot_ids);
+	free(s->watched_containers);
 	free(s);
 }

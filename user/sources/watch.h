@@ -12,11 +12,44 @@
 
 #include "sources/cgroup.h"
 
+/* What a -c or -p argument names. */
+enum cg_target_kind {
+	CG_TARGET_CGROUP,  /* -c PATH or -c ID */
+	CG_TARGET_PID,	   /* -p PID */
+	CG_TARGET_DOCKER,  /* -c docker:NAME: Docker's (or Podman's) container of that name */
+	CG_TARGET_COMPOSE, /* -c compose:[PROJECT/]SERVICE: each replica, and their total */
+	CG_TARGET_POD,	   /* -c pod:NAMESPACE/POD[/CONTAINER] */
+	CG_TARGET_UNIT,	   /* -c unit:NAME.service: a systemd unit's own cgroup */
+};
+
 /* One -c or -p argument. */
 struct cg_target {
 	char *name;   /* the NAME= label, or NULL: label by the path under the mount */
 	char *cgroup; /* -c: a path (absolute or under the v2 mount) or a cgroup id; else NULL */
 	int pid;      /* -p: the process whose cgroup to watch; else 0 */
+	enum cg_target_kind kind;
+	/* a name target's value after its prefix ("broker", "pulsar/bookie"); else NULL */
+	char *select;
+};
+
+/* The replicas of a compose service that -c compose: counts, each in a slot of its own. */
+#define WATCH_COMPOSE_REPLICAS 8
+
+/*
+ * -c's value, if it names a container, a pod or a unit ("docker:broker"): 0 with t->kind and
+ * t->select (malloc'd) set; 1 when it is a cgroup's path or id (t unchanged); -EINVAL with why
+ * (an empty name, an unknown prefix, a pod without its namespace), or -ENOMEM.
+ */
+int watch_target_parse(const char *value, struct cg_target *t, const char **why);
+
+/* What a watched slot of a name target follows. */
+struct watch_name {
+	enum cg_target_kind kind; /* CG_TARGET_CGROUP and CG_TARGET_PID: none */
+	const char *select;	  /* the target's, shared by a compose service's slots */
+	int replica;		  /* a compose replica's number; 0 for the service's total */
+	/* the container's id (a pod's uid) counted now; "" while there is none */
+	char owner[CG_CONTAINER_ID_LEN + 1];
+	bool said_waiting;
 };
 
 /* Watched cgroup i counts in slot i. */
@@ -26,7 +59,12 @@ struct watch_list {
 	char **paths; /* -c by path: the absolute path to follow; NULL for an id or -p */
 	char **dirs;  /* where watched cgroup i is: its absolute path, kept up as it is followed */
 	int *pids;    /* -p: the process to follow; 0 otherwise */
-	int nr;	      /* 0: no -c or -p, every cgroup is counted */
+	/*
+	 * name targets: the container (pod, unit) to follow; its slot counts a pending id
+	 * (core/record.h) while it has no cgroup, and dirs[i] is NULL
+	 */
+	struct watch_name *names;
+	int nr; /* 0: no -c or -p, every cgroup is counted */
 };
 
 /*
@@ -38,11 +76,13 @@ int watch_list_resolve(struct watch_list *w, const struct cg_target *targets, in
 		       const struct cgroup_mount *mnt);
 
 /*
- * Where watched cgroup i is now, if it is to be followed: 1 and its id in *id (and its path in
- * path, for a process) when it is another cgroup than w->ids[i], else 0.
+ * Where watched cgroup i is now, if it is to be followed: 1 and its id in *id and its path in
+ * path when it is another cgroup than w->ids[i], else 0. A name target is looked up in
+ * containers (NULL: never found); its w->names[i].owner is kept up.
  */
-int watch_list_moved(const struct watch_list *w, int i, const struct cgroup_mount *mnt, char *path,
-		     size_t len, uint64_t *id);
+struct container_names;
+int watch_list_moved(struct watch_list *w, int i, const struct cgroup_mount *mnt,
+		     struct container_names *containers, char *path, size_t len, uint64_t *id);
 
 void watch_list_free(struct watch_list *w);
 

@@ -796,6 +796,15 @@ static int run_load(struct run *r)
 		return -ENOMEM;
 	drain__set_preempter_label(r->drain, slots__cgroup_label, r->slots);
 	drain__set_container(r->drain, slots__container, r->slots);
+	/* a compose service's total: the sum of its replicas' slots (sources/watch.h) */
+	for (int i = 0; i < r->watched.nr; i++) {
+		if (!watch_name_is_total(&r->watched.names[i]))
+			continue;
+		for (int k = 0; k < i; k++)
+			if (r->watched.names[k].select == r->watched.names[i].select &&
+			    drain__set_group(r->drain, (uint32_t)k, (uint32_t)i))
+				return -ENOMEM;
+	}
 	/* a hybrid host's throttling is in the v1 cpu controller's files */
 	r->cgroupfs = cgroupfs__new(
 		"/proc",

@@ -115,6 +115,13 @@ def skip(what):
 
 # The first line of a report from AddressSanitizer, LeakSanitizer or UBSan (which, without
 # halt_on_error, would print and go on to exit 0).
+def sanitized():
+    """Whether the cgstat under test is the sanitizer build's (tests/CMakeLists.txt): its stage
+    runs the user-space paths, and leaves what only the kernel's accounting decides to the
+    normal build's."""
+    return os.environ.get("CGSTAT_SANITIZED") == "1"
+
+
 SANITIZER_REPORT = re.compile(r"ERROR: (Address|Leak)Sanitizer|runtime error: |"
                               r"SUMMARY: UndefinedBehaviorSanitizer")
 

@@ -21,12 +21,21 @@ middle (live-restore: the containers go on): rows go on under their names, one l
 No engine (DOCKER_HOST names no socket): rows labelled docker:SHORTID, one line why; -p on a
 container's process giving the same label."""
 
+import argparse
+import csv
 import json
 import os
+import subprocess
+import tempfile
 import time
+import urllib.request
+import uuid
 
 import docker_engine as de
+import fake_engine as fe
 import harness as h
+import test_live
+import test_report
 
 # what each container runs: a busy part, a mark that it ended, then an idle wait
 BUSY = "timeout %d yes > /dev/null; : > /tmp/done; sleep 1000"
@@ -124,11 +133,13 @@ def docker_named(args):
                                         "-c", "compose:pulsar/bookie"], env=env)
         ids = {"broker": e.run("broker", GATED % 2),
                "pulsar-bookie-1": e.run("pulsar-bookie-1", GATED % 3, "--cpus", "0.5",
-                                        *compose_labels("pulsar", "bookie", 1))}
+                                        *compose_labels("pulsar", "bookie", 1)),
+               "pulsar-bookie-2": e.run("pulsar-bookie-2", GATED % 1,
+                                        *compose_labels("pulsar", "bookie", 2))}
         cgroups = {name: e.cgroup(name) for name in ids}
         # -c counts a container from its start event, after runc's init ran in its cgroup
         # (60 to 80 ms here): its busy part waits for that, and is compared from there
-        for label in ("broker", "bookie-1"):
+        for label in ("broker", "bookie-1", "bookie-2"):
             wait_said(chosen, "cgstat: %s: " % label, "; counting it")
         for name in ids:
             wait_gated(e, name)
@@ -170,12 +181,18 @@ def docker_named(args):
                                                   {k: kept.get(k) for k in fields}))
     # selected by name before they existed: the same containers, the same accuracy
     selected = chosen.rows("sched-stats.csv")
-    h.check({r["container"] for r in selected} == {"broker", "bookie-1"},
+    h.check({r["container"] for r in selected} == {"broker", "bookie-1", "bookie-2", "bookie"},
             "-c docker:broker -c compose:pulsar/bookie: rows %s"
             % sorted({r["container"] for r in selected}))
-    for label, name in (("broker", "broker"), ("bookie-1", "pulsar-bookie-1")):
+    for label, name in (("broker", "broker"), ("bookie-1", "pulsar-bookie-1"),
+                        ("bookie-2", "pulsar-bookie-2")):
         check_followed("-c selected %s" % label, h.sched_totals(selected, label)["onCpuMillis"],
                        usage[name], gated[name])
+    # the service's total: both replicas' cpu.stat
+    replicas = ("pulsar-bookie-1", "pulsar-bookie-2")
+    check_followed("-c compose:pulsar/bookie, the service's total",
+                   h.sched_totals(selected, "bookie")["onCpuMillis"],
+                   sum(usage[n] for n in replicas), sum(gated[n] for n in replicas))
     waited = [line for line in chosen.stderr_lines if "waiting for it" in line]
     h.check(len(waited) == 2, "-c: said it waited, once a target (%s)" % waited)
 
@@ -284,11 +301,101 @@ def docker_no_engine(args):
             "-p on broker's process: its rows labelled %s" % sorted(watched))
 
 
+# what no engine would name a container, and every output must keep as text: a formula
+# prefix (CSV), quotes, a newline (CSV, JSON, /metrics, the terminal), markup that would open an
+# element of its own (report.html)
+HOSTILE = '=1+1 "q" </script><h1 id=owned>x\nx'
+
+
+def hostile_engine(args, tmp):
+    """A fake engine: a hostile name in every output; a container it lists only after its
+    event stream stalled, named all the same (the drain's unknown id has it listed again); a
+    reply that is not JSON: short ids and one line."""
+    named, late = (uuid.uuid4().hex + uuid.uuid4().hex for _ in range(2))
+    port = h.free_port()
+    with fe.engine() as e, h.scratch_cgroup("fake") as top:
+        paths = {cid: os.path.join(top, "docker", cid) for cid in (named, late)}
+        for path in paths.values():
+            os.makedirs(path)
+        e.container(named, HOSTILE, {"com.docker.compose.service": HOSTILE})
+        env = dict(os.environ, DOCKER_HOST="unix://" + e.sock)
+        cgstat = h.Cgstat(args.cgstat, ["-i", "0.5", "-f", "json", "--listen", str(port)],
+                          env=env)
+        wrapper = os.path.join(tmp, "cgstat-fake-engine")
+        with open(wrapper, "w") as f:
+            f.write('#!/bin/sh\nDOCKER_HOST=unix://%s exec %s "$@"\n' % (e.sock, args.cgstat))
+        os.chmod(wrapper, 0o755)
+        work = os.path.join(tmp, "live")
+        os.makedirs(work)
+        screen = test_live.Screen(argparse.Namespace(cgstat=wrapper), work, ["-i", "0.5"])
+        # listed only now: the stream said nothing of it, and stalls
+        e.container(late, "late-name")
+        loads = [h.Workload(args.workload, path, "steady", 1, 2) for path in paths.values()]
+        drawn = screen.frame(lambda lines: any('=1+1 "q"' in line for line in lines), 20)
+        for load in loads:
+            load.wait()
+        with urllib.request.urlopen("http://127.0.0.1:%d/metrics" % port, timeout=10) as r:
+            metrics = r.read().decode()
+        h.settle()
+        cgstat.stop()
+        screen.key("q")
+        screen.exit_status()
+        screen.close()
+        e.list_body = b"<html>not json</html>"
+        refused = h.Cgstat(args.cgstat, ["-q", "-i", "0.5"], env=env)
+        load = h.Workload(args.workload, paths[named], "steady", 1, 1)
+        load.wait()
+        h.settle()
+        refused.stop()
+
+    # CSV: the exact bytes, quoted, the formula prefix neutralized as for any label
+    with open(os.path.join(cgstat.out_dir, "sched-stats.csv"), newline="") as f:
+        labels = {r["container"] for r in csv.DictReader(f)}
+    h.check("'" + HOSTILE in labels, "hostile name: CSV has it whole, after a quote "
+            "(%s)" % sorted(ascii(label[:30]) for label in labels))
+    lines = h.read_json_lines(cgstat.stdout_path)
+    rows = [line["containers"][HOSTILE] for line in lines if HOSTILE in line["containers"]]
+    h.check(rows and all(r.get("service") == HOSTILE and r.get("containerId") == named
+                         for r in rows),
+            "hostile name: %d JSON rows under it, its service and id as given" % len(rows))
+    h.check(HOSTILE in cgstat.summary()["containers"], "hostile name: the summary's key")
+    checked = subprocess.run(["promtool", "check", "metrics"], input=metrics.encode(),
+                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    escaped = 'container="%s"' % (HOSTILE.replace("\\", "\\\\").replace('"', '\\"')
+                                  .replace("\n", "\\n"))
+    h.check(checked.returncode == 0 and escaped in metrics,
+            "hostile name: /metrics escapes it (%s), promtool exit %d %s"
+            % (escaped in metrics, checked.returncode, checked.stdout.decode()[-200:]))
+    # its newline escaped (\x0a, where the column is wide enough to show it), never a line of
+    # its own
+    h.check(any('=1+1 "q"' in line for line in drawn) and
+            not any(line.startswith("x") for line in drawn),
+            "hostile name: the live view shows it on one line (%s)"
+            % [line for line in drawn if "=1+1" in line])
+    h.run_cgstat([args.cgstat, "report", cgstat.out_dir])
+    html = os.path.join(cgstat.out_dir, "report.html")
+    dom = test_report.chromium(html, "--dump-dom")
+    h.check('id="owned"' not in dom and any(HOSTILE in c["labels"] for c in
+                                            test_report.embedded(html)["charts"]),
+            "hostile name: report.html has it as data, no element of its own")
+    # the container listed after the stream stalled: named within a second
+    sched = cgstat.rows("sched-stats.csv")
+    early = h.sched_totals(sched, "docker:" + late[:12])["intervals"]
+    h.check(h.sched_totals(sched, "late-name")["intervals"] > 0 and early <= 2,
+            "a stalled stream: the container listed later named (%d rows), %d rows by short id"
+            % (h.sched_totals(sched, "late-name")["intervals"], early))
+    said = [line for line in refused.stderr_lines if "JSON" in line]
+    h.check(len(said) == 1 and "docker:" + named[:12] in
+            {r["container"] for r in refused.rows("sched-stats.csv")},
+            "a reply that is not JSON: short ids, one line (%s)" % said)
+
+
 def main():
     args = h.parse_args()
     docker_named(args)
     docker_followed(args)
     docker_no_engine(args)
+    hostile_engine(args, h.scratch_path(tempfile.mkdtemp(prefix="cgstat-containers-")))
     h.done()
 
 

@@ -8,6 +8,7 @@ the files and the summary."""
 
 import os
 import signal
+import tempfile
 import time
 import uuid
 
@@ -90,6 +91,18 @@ def all_cgroups(args):
     h.check(not z_rows, "all cgroups: idle cgroup %s has no rows (%d)" % (label_z, len(z_rows)))
 
 
+def steady_in_each(args, shapes, *cgstats):
+    """A steady workload in each cgroup of shapes (label -> path) at once, then the cgstats
+    stopped: each one's report and its cgroup's cpu.stat usage, by label."""
+    loads = {label: h.Workload(args.workload, path, "steady", 1, 2)
+             for label, path in shapes.items()}
+    reports = {label: load.wait() for label, load in loads.items()}
+    h.settle()
+    for cgstat in cgstats:
+        cgstat.stop()
+    return reports, {label: h.cgroup_usage_ms(path) for label, path in shapes.items()}
+
+
 def container_labels(args):
     """Without -c/-p, a cgroup made as Docker's cgroupfs driver makes a container's, as the
     kubelet's cgroupfs driver makes a pod's container, and as systemd makes a unit, is labelled
@@ -113,13 +126,7 @@ def container_labels(args):
         cgstat = h.Cgstat(args.cgstat, ["-q", "-i", "0.5"])
         # and watched with -c by its path, without NAME=: the same label
         watching = h.Cgstat(args.cgstat, ["-q", "-i", "0.5", "-c", shapes[docker]])
-        loads = {label: h.Workload(args.workload, path, "steady", 1, 2)
-                 for label, path in shapes.items()}
-        reports = {label: load.wait() for label, load in loads.items()}
-        h.settle()
-        cgstat.stop()
-        watching.stop()
-        usage = {label: h.cgroup_usage_ms(path) for label, path in shapes.items()}
+        reports, usage = steady_in_each(args, shapes, cgstat, watching)
     watched = watching.rows("sched-stats.csv")
     h.check(watched and all(r["container"] == docker for r in watched),
             "container labels: -c on %s's path labels its %d rows so (%s)"
@@ -138,16 +145,113 @@ def container_labels(args):
         # past the all-cgroups mode's 1 ms budget for reading them; one quick-tier run read 1
         # of 3 rows where standalone runs read 2 of 3 (its output was not kept to say why).
         # Read by the label, as before the path was kept apart from it, every row is empty.
+        # Past the budget the line below says so, and which rows are read is the drain's
+        # order and the machine's speed (0 of 3 rows of two shapes once in 4 runs,
+        # 2026-12-06): then -c's rows below, read whole, show the path is used.
         fs = [r for r in fs_rows if r["container"] == label]
         read = [r for r in fs if r["cpuPressureSomeMillis"] != ""]
-        h.check(len(fs) == got["intervals"] and read,
+        over = any("drain's budget" in line for line in cgstat.stderr_lines)
+        h.check(len(fs) == got["intervals"] and (read or over),
                 "%s: its cgroup files read by its path, %d rows of cgroup-stats.csv under the "
-                "label (%d with cpu.pressure) for %d of sched-stats.csv"
-                % (name, len(fs), len(read), got["intervals"]))
+                "label (%d with cpu.pressure; over the budget: %s) for %d of sched-stats.csv"
+                % (name, len(fs), len(read), over, got["intervals"]))
+    fs_watched = [r for r in watching.rows("cgroup-stats.csv")
+                  if r["cpuPressureSomeMillis"] != ""]
+    h.check(fs_watched, "container labels: -c %s's cgroup files read by its path in %d rows"
+            % (docker, len(fs_watched)))
     marks = (container, in_pod, pod_uid, "-unit.service")
     paths = sorted({r["container"] for r in rows if r["container"].startswith("/") and
                     any(m in r["container"] for m in marks)})
     h.check(not paths, "container labels: no row labelled by such a path (%s)" % paths[:3])
+
+
+def kubelet_log_tree(root, namespace, pod, uid, containers):
+    """The kubelet's log files of a pod, as it makes them: pods/NAMESPACE_POD_UID/CONTAINER/0.log,
+    and containers/POD_NAMESPACE_CONTAINER-ID.log linking to it (containers: name -> id)."""
+    for name, cid in containers.items():
+        folder = os.path.join(root, "pods", "%s_%s_%s" % (namespace, pod, uid), name)
+        os.makedirs(folder, exist_ok=True)
+        open(os.path.join(folder, "0.log"), "w").close()
+        os.makedirs(os.path.join(root, "containers"), exist_ok=True)
+        os.symlink(os.path.join("..", "pods", "%s_%s_%s" % (namespace, pod, uid), name, "0.log"),
+                   os.path.join(root, "containers", "%s_%s_%s-%s.log" % (pod, namespace, name,
+                                                                         cid)))
+
+
+def kubelet_names(args):
+    """Pods' cgroups as the kubelet makes them under both its cgroup drivers and in its three
+    QoS classes, their names from a kubelet-style log tree (--kubelet-logs), one pod's written
+    after cgstat started: every container's rows labelled NAMESPACE/POD/CONTAINER, a pod's
+    sandbox (no log) NAMESPACE/POD/containerd:ID12, the JSON summary's namespace, pod and
+    podUid; -c pod:NAMESPACE/POD counts the pod's total against the pod cgroup's cpu.stat, and
+    -c pod:NAMESPACE/POD/CONTAINER one container against its own."""
+    ids = {k: uuid.uuid4().hex + uuid.uuid4().hex for k in ("broker", "pause", "bookie", "zk")}
+    uids = {k: str(uuid.uuid4()) for k in ("broker-0", "bookie-0", "zk-0")}
+    logs = h.scratch_path(tempfile.mkdtemp(prefix="cgstat-kubelet-"))
+    # as /var/log is: cgstat reads it as nobody, once it has dropped root
+    os.chmod(logs, 0o755)
+    with h.scratch_cgroup("k") as top:
+        burstable = os.path.join(top, "kubepods.slice", "kubepods-burstable.slice",
+                                 "kubepods-burstable-pod%s.slice" % uids["broker-0"].replace(
+                                     "-", "_"))
+        pods = {"broker-0": burstable,
+                "bookie-0": os.path.join(top, "kubepods", "besteffort",
+                                         "pod" + uids["bookie-0"]),
+                "zk-0": os.path.join(top, "kubepods", "pod" + uids["zk-0"])}
+        shapes = {
+            "pulsar/broker-0/broker": os.path.join(burstable,
+                                                   "cri-containerd-%s.scope" % ids["broker"]),
+            "pulsar/broker-0/containerd:" + ids["pause"][:12]:
+                os.path.join(burstable, "cri-containerd-%s.scope" % ids["pause"]),
+            "pulsar/bookie-0/bookie": os.path.join(pods["bookie-0"], ids["bookie"]),
+            "pulsar/zk-0/zookeeper": os.path.join(pods["zk-0"], ids["zk"]),
+        }
+        for path in shapes.values():
+            os.makedirs(path)
+        kubelet_log_tree(logs, "pulsar", "broker-0", uids["broker-0"], {"broker": ids["broker"]})
+        kubelet_log_tree(logs, "pulsar", "bookie-0", uids["bookie-0"], {"bookie": ids["bookie"]})
+        every = h.Cgstat(args.cgstat, ["-q", "-i", "0.5", "--kubelet-logs", logs])
+        chosen = h.Cgstat(args.cgstat, ["-q", "-i", "0.5", "--kubelet-logs", logs,
+                                        "-c", "pod:pulsar/broker-0",
+                                        "-c", "pod:pulsar/bookie-0/bookie"])
+        # a pod made while cgstat runs: named once its logs are there
+        kubelet_log_tree(logs, "pulsar", "zk-0", uids["zk-0"], {"zookeeper": ids["zk"]})
+        reports, usage = steady_in_each(args, shapes, every, chosen)
+        pod_usage = h.cgroup_usage_ms(pods["broker-0"])
+    rows = every.rows("sched-stats.csv")
+    # the pod made while cgstat ran: its first rows may come before the kubelet's folders are
+    # looked at again (each second, when they changed): two intervals of 0.5 s at most
+    early = "cri:" + ids["zk"][:12]
+    h.check(h.sched_totals(rows, early)["intervals"] <= 2,
+            "kubelet names: the new pod's container named within a second (%d rows as %s)"
+            % (h.sched_totals(rows, early)["intervals"], early))
+    for label in shapes:
+        got = h.sched_totals(rows, label)
+        h.check(got["intervals"] > 0, "kubelet names: %s has %d rows" % (label, got["intervals"]))
+        on_cpu = got["onCpuMillis"]
+        if label == "pulsar/zk-0/zookeeper":
+            on_cpu += h.sched_totals(rows, early)["onCpuMillis"]
+        h.check_cpu_stat("kubelet names: %s on-CPU" % label, on_cpu, usage[label],
+                         [reports[label]])
+    marks = list(ids.values()) + list(uids.values())
+    other = sorted({r["container"] for r in rows
+                    if any(m[:12] in r["container"] for m in marks)} - set(shapes) - {early})
+    h.check(not other, "kubelet names: no row of theirs under another label (%s)" % other[:3])
+    kept = every.summary()["containers"].get("pulsar/broker-0/broker", {})
+    want = {"namespace": "pulsar", "pod": "broker-0", "podUid": uids["broker-0"],
+            "containerId": ids["broker"], "runtime": "containerd"}
+    h.check(all(kept.get(k) == v for k, v in want.items()),
+            "kubelet names: the summary says %s (%s)" % (want, {k: kept.get(k) for k in want}))
+    selected = chosen.rows("sched-stats.csv")
+    h.check({r["container"] for r in selected} == {"pulsar/broker-0", "pulsar/bookie-0/bookie"},
+            "-c pod:…: rows %s" % sorted({r["container"] for r in selected}))
+    h.check_cpu_stat("-c pod:pulsar/broker-0 (its total) on-CPU",
+                     h.sched_totals(selected, "pulsar/broker-0")["onCpuMillis"], pod_usage,
+                     [reports["pulsar/broker-0/broker"],
+                      reports["pulsar/broker-0/containerd:" + ids["pause"][:12]]])
+    h.check_cpu_stat("-c pod:pulsar/bookie-0/bookie on-CPU",
+                     h.sched_totals(selected, "pulsar/bookie-0/bookie")["onCpuMillis"],
+                     usage["pulsar/bookie-0/bookie"], [reports["pulsar/bookie-0/bookie"]])
 
 
 def idle_task_asleep(pid):
@@ -290,6 +394,7 @@ def main():
     nested(args)
     all_cgroups(args)
     container_labels(args)
+    kubelet_names(args)
     fractional_interval(args)
     conservation(args)
     stop_flushes(args, signal.SIGINT)

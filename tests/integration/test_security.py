@@ -27,6 +27,7 @@ import threading
 import time
 import urllib.request
 
+import fake_engine as fe
 import harness as h
 
 CAP_KILL = 5
@@ -107,28 +108,24 @@ def background_modes(args, tmp, cg):
         cgstat.stop(want=128 + signal.SIGINT if mode == "-- CMD" else 0)
 
 
-def docker_socket_group(args, tmp):
+def docker_socket_group(args):
     """A Docker socket root:docker 0660, as Debian's engine makes it: cgstat keeps the docker
     group, and no other, so that its names thread can connect again as nobody; a socket of
     root's group alone gives no group."""
     docker_gid = grp.getgrnam("docker").gr_gid
     for group, want in ((docker_gid, str(docker_gid)), (0, "")):
-        folder = os.path.join(tmp, "engine-%d" % group)
-        os.makedirs(folder)
-        os.chmod(folder, 0o711)
-        path = os.path.join(folder, "docker.sock")
-        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        sock.bind(path)
-        sock.listen(8)
-        os.chown(path, 0, group)
-        os.chmod(path, 0o660)
-        cgstat = h.Cgstat(args.cgstat, ["-i", "0.2"], stamp_lines=True,
-                          env=dict(os.environ, DOCKER_HOST="unix://" + path))
-        cgstat.wait_lines(2)
-        check_threads("DOCKER_HOST, a socket of group %d" % group, cgstat.proc.pid, 2,
-                      1 << CAP_BPF, groups=want)
-        cgstat.stop()
-        sock.close()
+        with fe.engine() as e:
+            os.chown(e.sock, 0, group)
+            os.chmod(e.sock, 0o660)
+            cgstat = h.Cgstat(args.cgstat, ["-i", "0.2"], stamp_lines=True,
+                              env=dict(os.environ, DOCKER_HOST="unix://" + e.sock))
+            cgstat.wait_lines(2)
+            check_threads("DOCKER_HOST, a socket of group %d" % group, cgstat.proc.pid, 2,
+                          1 << CAP_BPF, groups=want)
+            cgstat.stop()
+            if group:
+                h.check(any(r.startswith("/containers/json") for r in e.requests),
+                        "DOCKER_HOST, a socket of group docker: cgstat, as nobody, asked it")
 
 
 def live_view(args, cg):
@@ -326,7 +323,7 @@ def main():
     tmp = h.scratch_path(tempfile.mkdtemp(prefix="cgstat-security-"))
     with h.scratch_cgroup("sec") as cg:
         background_modes(args, tmp, cg)
-        docker_socket_group(args, tmp)
+        docker_socket_group(args)
         live_view(args, cg)
         output_folder_link(args, tmp, cg)
         output_file_links(args, tmp, cg)

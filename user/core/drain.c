@@ -49,6 +49,11 @@ static void top_insert(struct slot_top *top, uint64_t cgid, uint64_t count)
 
 struct drain {
 	uint32_t max_slots;
+	/*
+	 * Groups (drain__set_group()): each slot's group's total slot, or -1; NULL when there is
+	 * no group. A total slot counts nothing itself, so that its record has room.
+	 */
+	int32_t *group_total;
 	struct cg_slot_snap *prev; /* each slot's previous snapshot */
 	struct cg_record *records;
 	uint32_t *gone; /* this interval's records of removed cgroups, by index */
@@ -369,6 +374,40 @@ static int records_merge_gone(struct drain *d, int n, uint32_t nr_gone)
 }
 
 /*
+ * A record for each group's total slot, the sum of its members' records (a Compose service's
+ * replicas), where any member has one. Its slot counts nothing, so the records have room for
+ * it. The new count of records.
+ */
+static int records_add_groups(struct drain *d, int n)
+{
+	struct cg_record *t;
+	uint32_t slot;
+	int i, members;
+
+	for (slot = 0; slot < d->max_slots; slot++) {
+		if (d->group_total[slot] != (int32_t)slot || (uint32_t)n >= d->max_slots)
+			continue;
+		t = &d->records[n];
+		memset(t, 0, sizeof(*t));
+		totals_init(&t->amounts, TOTALS_VALID_ALL);
+		for (i = 0, members = 0; i < n; i++) {
+			if (d->group_total[d->record_slot[i]] != (int32_t)slot ||
+			    d->record_slot[i] == slot)
+				continue;
+			record_add(t, &d->records[i], d->nr_cols);
+			members++;
+		}
+		if (!members)
+			continue;
+		t->name = d->label(d->label_ctx, slot, 0);
+		if (!t->name)
+			return -errno;
+		d->record_slot[n++] = slot;
+	}
+	return n;
+}
+
+/*
  * With pools: each cgroup's record becomes the sum of its pools, listed by cgroup in iv->pools.
  * Its own slot counted the threads of pools past its last (POOL_OTHER); every pool is added in,
  * the ones not shown too, so that the sum is exact whatever is shown.
@@ -638,6 +677,11 @@ int drain__interval(struct drain *d, const struct cg_slot_snap *snap, uint32_t n
 			d->gone[nr_gone++] = n;
 		n++;
 	}
+	if (d->group_total) {
+		n = records_add_groups(d, n);
+		if (n < 0)
+			return n;
+	}
 	if (d->pools) {
 		records_from_pools(d, n, np, iv);
 		if (records_threads(d, snap, nr_slots, n, iv))
@@ -645,6 +689,24 @@ int drain__interval(struct drain *d, const struct cg_slot_snap *snap, uint32_t n
 	}
 	iv->records = d->records;
 	iv->nr_records = nr_gone ? records_merge_gone(d, n, nr_gone) : n;
+	return 0;
+}
+
+int drain__set_group(struct drain *d, uint32_t member, uint32_t total)
+{
+	uint32_t i;
+
+	if (member >= d->max_slots || total >= d->max_slots)
+		return -EINVAL;
+	if (!d->group_total) {
+		d->group_total = malloc(d->max_slots * sizeof(*d->group_total));
+		if (!d->group_total)
+			return -ENOMEM;
+		for (i = 0; i < d->max_slots; i++)
+			d->group_total[i] = -1;
+	}
+	d->group_total[member] = (int32_t)total;
+	d->group_total[total] = (int32_t)total;
 	return 0;
 }
 
@@ -750,6 +812,7 @@ void drain__free(struct drain *d)
 	hash_table_fini(&d->pairs);
 	free(d->prev);
 	free(d->records);
+	free(d->group_total);
 	free(d->gone);
 	free(d->top);
 	free(d->stale);

@@ -79,6 +79,13 @@ int drain__interval(struct drain *d, const struct cg_slot_snap *snap, uint32_t n
 /* How drain__preempters() labels the preempting cgroups. */
 void drain__set_preempter_label(struct drain *d, drain_cgroup_label_fn label, void *ctx);
 
+/*
+ * Slot member counts in the group whose total slot is total: each interval the total's record
+ * is the sum of its members' (a Compose service's replicas). total must count nothing itself (a
+ * slot whose cgroup is pending). 0, -EINVAL or -ENOMEM.
+ */
+int drain__set_group(struct drain *d, uint32_t member, uint32_t total);
+
 /* How records say which container they are (none without it). */
 void drain__set_container(struct drain *d, drain_container_fn container, void *ctx);
 

@@ -267,7 +267,7 @@ void slots__follow(struct slots *s)
 		if (!watch_list_moved(w, i, s->mnt, s->containers, path, sizeof(path), &id)) {
 			/* a compose service's replicas past its last are not waited for aloud */
 			if (cg_cgid_pending(w->ids[i]) && !w->names[i].said_waiting &&
-			    w->names[i].replica <= 1) {
+			    !watch_name_is_total(&w->names[i]) && w->names[i].replica <= 1) {
 				w->names[i].said_waiting = true;
 				fprintf(stderr, "cgstat: %s: ", w->labels[i]);
 				say_target(&w->names[i]);

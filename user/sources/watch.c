@@ -260,39 +260,53 @@ static int watch_label_add(struct watch_list *w, const char *label)
 }
 
 /*
- * A name target's slots, each counting a pending id until its container has a cgroup: one, or
- * a compose service's WATCH_COMPOSE_REPLICAS, labelled LABEL-N (LABEL: the NAME= label, else
- * the service's name).
+ * A name target's slots, each counting a pending id until its container has a cgroup: one, or a
+ * compose service's WATCH_COMPOSE_REPLICAS, labelled LABEL-N (LABEL: the NAME= label, else the
+ * service's name), and its total, labelled LABEL, which counts nothing itself (the drain sums
+ * the replicas' records into it: replica 0).
  */
 static int watch_name_add(struct watch_list *w, const struct cg_target *t)
 {
 	char label[PATH_MAX], service[CG_CONTAINER_NAME_MAX + 1];
-	int replica, err;
+	const char *base = t->name ? t->name : t->select;
+	int replica, last, err;
 
-	for (replica = 1; replica <= WATCH_COMPOSE_REPLICAS; replica++) {
-		if (t->kind != CG_TARGET_COMPOSE)
-			snprintf(label, sizeof(label), "%s", t->name ? t->name : t->select);
-		else if (t->name)
-			snprintf(label, sizeof(label), "%s-%d", t->name, replica);
+	if (t->kind == CG_TARGET_COMPOSE && !t->name)
+		base = select_part(t->select, select_parts(t->select) - 1, service,
+				   sizeof(service));
+	last = t->kind == CG_TARGET_COMPOSE ? WATCH_COMPOSE_REPLICAS : 0;
+	for (replica = t->kind == CG_TARGET_COMPOSE ? 1 : 0; replica <= last; replica++) {
+		if (replica)
+			snprintf(label, sizeof(label), "%s-%d", base, replica);
 		else
-			snprintf(label, sizeof(label), "%s-%d",
-				 select_part(t->select, select_parts(t->select) - 1, service,
-					     sizeof(service)),
-				 replica);
+			snprintf(label, sizeof(label), "%s", base);
 		err = watch_label_add(w, label);
 		if (err)
 			return err;
 		w->names[w->nr] = (struct watch_name){
 			.kind = t->kind,
 			.select = t->select,
-			.replica = t->kind == CG_TARGET_COMPOSE ? replica : 0,
+			.replica = replica,
 		};
 		w->ids[w->nr] = CG_CGID_PENDING_MIN + (uint64_t)w->nr;
 		w->nr++;
-		if (t->kind != CG_TARGET_COMPOSE)
-			break;
+		/* the service's total last */
+		if (replica == last && t->kind == CG_TARGET_COMPOSE) {
+			err = watch_label_add(w, base);
+			if (err)
+				return err;
+			w->names[w->nr] =
+				(struct watch_name){ .kind = t->kind, .select = t->select };
+			w->ids[w->nr] = CG_CGID_PENDING_MIN + (uint64_t)w->nr;
+			w->nr++;
+		}
 	}
 	return 0;
+}
+
+bool watch_name_is_total(const struct watch_name *n)
+{
+	return n->kind == CG_TARGET_COMPOSE && !n->replica;
 }
 
 int watch_list_resolve(struct watch_list *w, const struct cg_target *targets, int nr,
@@ -303,7 +317,7 @@ int watch_list_resolve(struct watch_list *w, const struct cg_target *targets, in
 	uint64_t id;
 
 	for (i = 0, slots = 0; i < nr; i++)
-		slots += targets[i].kind == CG_TARGET_COMPOSE ? WATCH_COMPOSE_REPLICAS : 1;
+		slots += targets[i].kind == CG_TARGET_COMPOSE ? WATCH_COMPOSE_REPLICAS + 1 : 1;
 	w->ids = calloc(slots, sizeof(*w->ids));
 	w->labels = calloc(slots, sizeof(*w->labels));
 	w->paths = calloc(slots, sizeof(*w->paths));
@@ -481,6 +495,9 @@ int watch_list_moved(struct watch_list *w, int i, const struct cgroup_mount *mnt
 {
 	int err;
 
+	/* a compose service's total counts nothing of its own */
+	if (watch_name_is_total(&w->names[i]))
+		return 0;
 	if (w->names[i].select)
 		return name_target_moved(w, i, mnt, containers, path, len, id);
 	if (w->pids[i])

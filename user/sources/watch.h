@@ -67,6 +67,9 @@ struct watch_list {
 	int nr; /* 0: no -c or -p, every cgroup is counted */
 };
 
+/* Whether watched slot n is a compose service's total: the drain sums its replicas into it. */
+bool watch_name_is_total(const struct watch_name *n);
+
 /*
  * Fill w from the nr targets of -c and -p, saying on stderr what is wrong with one: 0, -EEXIST
  * for a cgroup given twice, -E2BIG for one the BPF side cannot count (too deep, or too many

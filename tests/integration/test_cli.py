@@ -98,6 +98,14 @@ def bad_input(args, tmp, cg):
          None, 2, "'tid'"),
         ("--pool-by without --threads", [], ["--pool-by", "comm"] + target, None, 2,
          "--threads"),
+        # containers by name (issue 38): the form is checked before anything loads
+        ("-c docker: with no name", [], ["-c", "docker:"], None, 2, "docker:NAME"),
+        ("-c pod: without its namespace", [], ["-c", "pod:onlyonepart"], None, 2,
+         "pod:NAMESPACE/POD"),
+        ("-c with an unknown runtime prefix", [], ["-c", "kubernetes:broker"], None, 2,
+         "unknown prefix"),
+        ("-c docker: with --no-names", [], ["--no-names", "-c", "docker:broker"], None, 2,
+         "--no-names"),
         ("not root", setpriv, target, None, 1, "root"),
         ("no BTF", [], target, no_btf, 1, "BTF"),
     ]

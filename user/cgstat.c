@@ -416,7 +416,10 @@ static int interval_collect(struct run *r, uint64_t epoch_ms, uint64_t mono_ns,
 		return err;
 	}
 	cgroupfs__sample(r->cgroupfs, iv);
-	return 0;
+	err = drain__add_groups(r->drain, iv);
+	if (err)
+		fprintf(stderr, "cgstat: drain failed: %s\n", strerror(-err));
+	return err;
 }
 
 /*
@@ -824,9 +827,11 @@ static struct name_source_config name_config(const struct run *r)
 
 /*
  * Least privilege, while cgstat has one thread (ids and capabilities are each thread's own),
- * keeping only the group of the Docker socket, if any, for its names; then the threads, made
- * after the drop so that they take it: --listen's server, the runtimes' names. 0 or -errno,
- * said.
+ * keeping the Docker socket's group, if any, for its names: the names' threads first, the one
+ * that connects to the socket keeping the group as it settles (privileges_settle()), then the
+ * main thread settles without it, and --listen's server thread, made after, takes that. The
+ * containers named on the command line that are there already then count from the start.
+ * 0 or -errno, said.
  */
 static int run_drop_privileges(struct run *r)
 {
@@ -839,18 +844,23 @@ static int run_drop_privileges(struct run *r)
 		fprintf(stderr, "cgstat: cannot drop privileges: %s\n", strerror(-err));
 		return err;
 	}
+	if (r->containers) {
+		cfg.settle = privileges_settle;
+		r->name_sources = name_sources__start(r->containers, &cfg);
+		if (!r->name_sources)
+			return -errno;
+	}
+	err = privileges_settle(false);
+	if (err) {
+		fprintf(stderr, "cgstat: cannot drop privileges: %s\n", strerror(-err));
+		return err;
+	}
 	err = r->listener ? listener__serve(r->listener) : 0;
 	if (err) {
 		fprintf(stderr, "cgstat: --listen %s:%s: %s\n", r->opts.listen_addr,
 			r->opts.listen_port, strerror(-err));
 		return err;
 	}
-	if (r->containers) {
-		r->name_sources = name_sources__start(r->containers, &cfg);
-		if (!r->name_sources)
-			return -errno;
-	}
-	/* the containers named on the command line that are there already count from the start */
 	if (r->watched.nr)
 		slots__follow(r->slots);
 	return 0;

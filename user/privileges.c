@@ -60,17 +60,56 @@ uint64_t privileges_kept(bool signals_command)
 	return 1ULL << CAP_BPF | (signals_command ? 1ULL << CAP_KILL : 0);
 }
 
-int privileges_drop(bool signals_command, const gid_t *groups, int nr_groups)
+/*
+ * What privileges_drop() kept until each thread settles (privileges_settle()): CAP_SETGID for a
+ * thread to drop the groups it does not need, CAP_SETPCAP for it to take both from its bounding
+ * set. Written before any thread is made, read after.
+ */
+#define TRANSIENT_CAPS (1ULL << CAP_SETGID | 1ULL << CAP_SETPCAP)
+static uint64_t settled_keep;
+static bool transient;
+
+/* The calling thread's effective and permitted capabilities: keep. 0 or -errno. */
+static int caps_set(uint64_t keep)
 {
 	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
 	struct __user_cap_data_struct data[2] = {};
+
+	data[0].effective = data[0].permitted = (uint32_t)keep;
+	data[1].effective = data[1].permitted = (uint32_t)(keep >> 32);
+	return syscall(SYS_capset, &hdr, data) ? -errno : 0;
+}
+
+int privileges_settle(bool keep_groups)
+{
+	/*
+	 * Raw system calls: credentials are each thread's own in the kernel, and glibc's wrappers
+	 * change every thread's
+	 */
+	if (!transient)
+		return 0;
+	if (!keep_groups && syscall(SYS_setgroups, 0, NULL))
+		return -errno;
+	if (prctl(PR_CAPBSET_DROP, CAP_SETGID, 0, 0, 0) ||
+	    prctl(PR_CAPBSET_DROP, CAP_SETPCAP, 0, 0, 0))
+		return -errno;
+	return caps_set(settled_keep);
+}
+
+int privileges_drop(bool signals_command, const gid_t *groups, int nr_groups)
+{
 	uint64_t keep = privileges_kept(signals_command);
 	bool change_ids = can_change_ids();
 	uid_t uid;
 	gid_t gid;
-	int cap;
+	int cap, err;
 
 	privileges_target(&uid, &gid);
+	settled_keep = keep;
+	/* groups kept for some threads: the others drop them as they settle */
+	transient = change_ids && nr_groups > 0;
+	if (transient)
+		keep |= TRANSIENT_CAPS;
 	/* the bounding set first: dropping from it needs CAP_SETPCAP, which goes below */
 	for (cap = 0; cap <= CAP_LAST_CAP; cap++) {
 		if (keep & (1ULL << cap))
@@ -92,10 +131,9 @@ int privileges_drop(bool signals_command, const gid_t *groups, int nr_groups)
 		    prctl(PR_SET_KEEPCAPS, 0, 0, 0, 0))
 			return -errno;
 	}
-	data[0].effective = data[0].permitted = (uint32_t)keep;
-	data[1].effective = data[1].permitted = (uint32_t)(keep >> 32);
-	if (syscall(SYS_capset, &hdr, data))
-		return -errno;
+	err = caps_set(keep);
+	if (err)
+		return err;
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
 		return -errno;
 	return 0;

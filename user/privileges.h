@@ -24,10 +24,21 @@ uint64_t privileges_kept(bool signals_command);
  * Keep privileges_kept() alone, in the effective, permitted and bounding sets, with no
  * inheritable or ambient capabilities and no_new_privs set, as privileges_target()'s ids with
  * the nr_groups groups (the Docker socket's: sources/name_source.h) as the only supplementary
- * ones. Call it while the process has one thread: capabilities and ids are each thread's own,
- * and a thread made later takes them from its maker. 0 or -errno.
+ * ones, for the threads that settle keeping them (privileges_settle()). Call it while the process
+ * has one thread: capabilities and ids are each thread's own, and a thread made later takes them
+ * from its maker. 0 or -errno.
  */
 int privileges_drop(bool signals_command, const gid_t *groups, int nr_groups);
+
+/*
+ * With groups kept, privileges_drop() leaves CAP_SETGID and CAP_SETPCAP until each thread
+ * settles: every thread made before the main thread settles calls this first thing (keeping
+ * the groups if it needs them: the Docker names' thread), and the main thread calls it before
+ * it makes any other (--listen's server), so that only the thread that connects to the socket
+ * holds its group. The calling thread alone: raw system calls, as credentials are each
+ * thread's own. 0 (also when there is nothing to settle) or -errno.
+ */
+int privileges_settle(bool keep_groups);
 
 /*
  * The ids of the user who ran cgstat through sudo (SUDO_UID and SUDO_GID, where cgstat runs

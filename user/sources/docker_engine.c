@@ -45,6 +45,7 @@
 
 struct docker_engine {
 	struct container_names *names;
+	int (*settle)(bool keep_groups); /* name_source_config's */
 	char socket_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	pthread_t thread;
 	bool have_thread;
@@ -123,7 +124,11 @@ static curl_socket_t open_socket(void *ctx, curlsocktype purpose, struct curl_so
 	if (fd < 0)
 		return CURL_SOCKET_BAD;
 	pthread_mutex_lock(&e->lock);
-	if (e->stopping) {
+	/*
+	 * Stopping, or a list asked for between the list and the stream's connection (nothing to
+	 * wake then): the stream fails at once, and the loop lists again.
+	 */
+	if (e->stopping || (e->following && e->relist)) {
 		close(fd);
 		fd = CURL_SOCKET_BAD;
 	} else {
@@ -221,27 +226,12 @@ static size_t on_event_bytes(char *data, size_t size, size_t n, void *ctx)
 	return bytes;
 }
 
-/* Why connecting to the socket fails, which curl does not say: -errno (0 if it does not). */
-static int connect_error(const char *path)
-{
-	struct sockaddr_un a = { .sun_family = AF_UNIX };
-	int fd, err = 0;
-
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return -errno;
-	snprintf(a.sun_path, sizeof(a.sun_path), "%s", path);
-	if (connect(fd, (struct sockaddr *)&a, sizeof(a)))
-		err = -errno;
-	close(fd);
-	return err;
-}
-
 /* One GET of url into write: 0, or -EIO with why. timeout_ms 0: none (the stream). */
 static int engine_get(struct docker_engine *e, CURL *h, const char *url, long timeout_ms,
 		      curl_write_callback write, char *why, size_t len)
 {
 	char err[CURL_ERROR_SIZE] = "";
+	long os_errno = 0;
 	CURLcode res;
 
 	e->len = 0;
@@ -264,8 +254,9 @@ static int engine_get(struct docker_engine *e, CURL *h, const char *url, long ti
 	res = curl_easy_perform(h);
 	if (res == CURLE_OK)
 		return 0;
-	if (res == CURLE_COULDNT_CONNECT)
-		snprintf(why, len, "cannot connect: %s", strerror(-connect_error(e->socket_path)));
+	if (res == CURLE_COULDNT_CONNECT &&
+	    curl_easy_getinfo(h, CURLINFO_OS_ERRNO, &os_errno) == CURLE_OK && os_errno)
+		snprintf(why, len, "cannot connect: %s", strerror((int)os_errno));
 	else if (e->too_long)
 		snprintf(why, len, "its reply is longer than %u MiB", LIST_MAX >> 20);
 	else
@@ -340,7 +331,13 @@ static void *engine_thread(void *arg)
 	CURL *h;
 	int err;
 
-	h = curl_easy_init();
+	/* the one thread that keeps the socket's group */
+	pthread_setname_np(pthread_self(), "cgstat-docker");
+	err = e->settle ? e->settle(true) : 0;
+	if (err)
+		fprintf(stderr, "cgstat: the Docker engine's names: cannot drop privileges: %s\n",
+			strerror(-err));
+	h = err ? NULL : curl_easy_init();
 	while (h) {
 		/* from before the list: what happens while it is read is not missed */
 		since = (long long)time(NULL) - 1;
@@ -350,6 +347,9 @@ static void *engine_thread(void *arg)
 		pthread_cond_broadcast(&e->cond);
 		pthread_mutex_unlock(&e->lock);
 		if (err) {
+			/* a list cut short by the stop is no engine's trouble */
+			if (engine_wait(e, 0))
+				break;
 			engine_trouble(e, why);
 			if (engine_wait(e, retry_ms))
 				break;
@@ -430,6 +430,7 @@ static void *engine_start(struct container_names *names, const struct name_sourc
 	if (!e)
 		return NULL;
 	e->names = names;
+	e->settle = cfg->settle;
 	e->fd = -1;
 	pthread_mutex_init(&e->lock, NULL);
 	pthread_condattr_init(&attr);

@@ -9,10 +9,12 @@
  *
  * Namespaces, pod and container names are DNS labels or subdomains, which hold no '_', so a
  * name splits at its underscores. A pod's sandbox (pause) container has no log, and is named by
- * its id within its pod. A thread looks again each second, when either folder changed.
+ * its id within its pod. A thread looks again each second, when either folder changed; what a
+ * look no longer finds is forgotten.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
+#include <fcntl.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdbool.h>
@@ -28,14 +30,20 @@
 
 #define RESCAN_MS 1000
 
+struct found;
+
 struct kubelet_logs {
 	struct container_names *names;
+	int (*settle)(bool keep_groups); /* name_source_config's */
 	char pods[4096], containers[4096];
 	struct timespec pods_mtime, containers_mtime;
 	pthread_t thread;
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	bool stopping;
+	/* what the last look found, sorted by key: what the next does not find is gone */
+	struct found *last_pods, *last_containers;
+	size_t nr_last_pods, nr_last_containers;
 };
 
 /* s split at its n-1 underscores into parts of at most max bytes each: whether it has exactly n. */
@@ -106,40 +114,117 @@ static bool folder_changed(const char *path, struct timespec *seen)
 	return true;
 }
 
+/* What one look at a folder found, to be named in order and compared with the look before. */
+struct found {
+	char key[CG_CONTAINER_ID_LEN + 1]; /* a container's id, a pod's uid */
+	long long rank; /* older first: a pod folder's mtime, a container log's restart count */
+	struct cg_container c;
+};
+
+static int by_rank(const void *a, const void *b)
+{
+	const struct found *x = a, *y = b;
+
+	return x->rank < y->rank ? -1 : x->rank > y->rank;
+}
+
+static int by_key(const void *a, const void *b)
+{
+	return strcmp(((const struct found *)a)->key, ((const struct found *)b)->key);
+}
+
+/* One more entry in *list: NULL when out of memory (the look is cut short). */
+static struct found *found_add(struct found **list, size_t *nr, size_t *cap)
+{
+	struct found *grown;
+
+	if (*nr == *cap) {
+		*cap = *cap ? *cap * 2 : 64;
+		grown = realloc(*list, *cap * sizeof(**list));
+		if (!grown)
+			return NULL;
+		*list = grown;
+	}
+	memset(&(*list)[*nr], 0, sizeof(**list));
+	return &(*list)[(*nr)++];
+}
+
+/*
+ * The keys of the last look that this one did not find: gone, told with gone(); then this
+ * look kept, sorted by key, for the next.
+ */
+static void forget_gone(struct kubelet_logs *k, struct found **last, size_t *nr_last,
+			struct found *now, size_t nr_now,
+			void (*gone)(struct container_names *, const char *))
+{
+	qsort(now, nr_now, sizeof(*now), by_key);
+	for (size_t i = 0; i < *nr_last; i++)
+		if (!bsearch(&(*last)[i], now, nr_now, sizeof(*now), by_key))
+			gone(k->names, (*last)[i].key);
+	free(*last);
+	*last = now;
+	*nr_last = nr_now;
+}
+
+/*
+ * The pods, oldest folder first: a pod made again under its name (a StatefulSet's) has a new
+ * uid, and the newest is the one -c pod: selects.
+ */
 static void scan_pods(struct kubelet_logs *k)
 {
-	char pod_namespace[CG_CONTAINER_NAME_MAX + 1], pod_name[CG_CONTAINER_NAME_MAX + 1];
-	char uid[CG_POD_UID_MAX + 1];
+	struct found *list = NULL, *f;
+	size_t nr = 0, cap = 0;
 	struct dirent *d;
+	struct stat st;
 	DIR *dir;
 
 	dir = opendir(k->pods);
 	if (!dir)
 		return;
-	while ((d = readdir(dir)))
-		if (!kubelet_parse_pod_dir(d->d_name, pod_namespace, pod_name, uid))
-			container_names__set_pod(k->names, uid, pod_namespace, pod_name);
+	while ((d = readdir(dir))) {
+		struct cg_container c = {};
+
+		if (kubelet_parse_pod_dir(d->d_name, c.pod_namespace, c.pod_name, c.pod_uid) ||
+		    fstatat(dirfd(dir), d->d_name, &st, AT_SYMLINK_NOFOLLOW))
+			continue;
+		f = found_add(&list, &nr, &cap);
+		if (!f)
+			break;
+		snprintf(f->key, sizeof(f->key), "%s", c.pod_uid);
+		f->rank = (long long)st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec;
+		f->c = c;
+	}
 	closedir(dir);
+	qsort(list, nr, sizeof(*list), by_rank);
+	for (size_t i = 0; i < nr; i++)
+		container_names__set_pod(k->names, list[i].c.pod_uid, list[i].c.pod_namespace,
+					 list[i].c.pod_name);
+	forget_gone(k, &k->last_pods, &k->nr_last_pods, list, nr, container_names__remove_pod);
 }
 
 /*
- * The pod's uid, from where the container's log links to ("../pods/NAMESPACE_POD_UID/..."):
- * the link is only read, never followed.
+ * Where a container's log links to ("../pods/NAMESPACE_POD_UID/CONTAINER/N.log"), read, never
+ * followed: the pod's uid into c, and the restart count N (-1 when not known).
  */
-static void pod_uid_of_link(const struct kubelet_logs *k, const char *name, struct cg_container *c)
+static long long read_link(const struct kubelet_logs *k, const char *name, struct cg_container *c)
 {
 	char target[4096], path[4096 + 256], ns[CG_CONTAINER_NAME_MAX + 1];
-	char pod[CG_CONTAINER_NAME_MAX + 1], uid[CG_POD_UID_MAX + 1], *dir, *slash;
+	char pod[CG_CONTAINER_NAME_MAX + 1], uid[CG_POD_UID_MAX + 1], *dir, *slash, *end;
+	long long restarts;
 	ssize_t n;
 
 	snprintf(path, sizeof(path), "%s/%s", k->containers, name);
 	n = readlink(path, target, sizeof(target) - 1);
 	if (n <= 0)
-		return;
+		return -1;
 	target[n] = '\0';
+	slash = strrchr(target, '/');
+	restarts = slash ? strtoll(slash + 1, &end, 10) : -1;
+	if (!slash || end == slash + 1 || strcmp(end, ".log") || restarts < 0)
+		restarts = -1;
 	dir = strstr(target, "pods/");
 	if (!dir)
-		return;
+		return restarts;
 	dir += 5;
 	slash = strchr(dir, '/');
 	if (slash)
@@ -147,10 +232,17 @@ static void pod_uid_of_link(const struct kubelet_logs *k, const char *name, stru
 	if (!kubelet_parse_pod_dir(dir, ns, pod, uid) && !strcmp(ns, c->pod_namespace) &&
 	    !strcmp(pod, c->pod_name))
 		strcpy(c->pod_uid, uid);
+	return restarts;
 }
 
+/*
+ * The containers, each pod's container's earlier instances first: the kubelet keeps the log of
+ * the one before a restart, and the newest is the one -c pod:NAMESPACE/POD/CONTAINER selects.
+ */
 static void scan_containers(struct kubelet_logs *k)
 {
+	struct found *list = NULL, *f;
+	size_t nr = 0, cap = 0;
 	struct cg_container c;
 	struct dirent *d;
 	DIR *dir;
@@ -161,10 +253,19 @@ static void scan_containers(struct kubelet_logs *k)
 	while ((d = readdir(dir))) {
 		if (kubelet_parse_container_log(d->d_name, &c))
 			continue;
-		pod_uid_of_link(k, d->d_name, &c);
-		container_names__set(k->names, &c);
+		f = found_add(&list, &nr, &cap);
+		if (!f)
+			break;
+		f->rank = read_link(k, d->d_name, &c);
+		f->c = c;
+		memcpy(f->key, c.id, sizeof(f->key));
 	}
 	closedir(dir);
+	qsort(list, nr, sizeof(*list), by_rank);
+	for (size_t i = 0; i < nr; i++)
+		container_names__set(k->names, &list[i].c);
+	forget_gone(k, &k->last_containers, &k->nr_last_containers, list, nr,
+		    container_names__remove);
 }
 
 static void *kubelet_thread(void *arg)
@@ -172,7 +273,16 @@ static void *kubelet_thread(void *arg)
 	struct kubelet_logs *k = arg;
 	struct timespec until;
 	bool stopping = false;
+	int err;
 
+	/* the Docker socket's group is not this thread's to keep */
+	pthread_setname_np(pthread_self(), "cgstat-kubelet");
+	err = k->settle ? k->settle(false) : 0;
+	if (err) {
+		fprintf(stderr, "cgstat: the kubelet's names: cannot drop privileges: %s\n",
+			strerror(-err));
+		return NULL;
+	}
 	while (!stopping) {
 		if (folder_changed(k->pods, &k->pods_mtime))
 			scan_pods(k);
@@ -205,6 +315,7 @@ static void *kubelet_start(struct container_names *names, const struct name_sour
 	if (!k)
 		return NULL;
 	k->names = names;
+	k->settle = cfg->settle;
 	if ((size_t)snprintf(k->pods, sizeof(k->pods), "%s/pods", root) >= sizeof(k->pods) ||
 	    (size_t)snprintf(k->containers, sizeof(k->containers), "%s/containers", root) >=
 		    sizeof(k->containers)) {
@@ -230,6 +341,8 @@ static void *kubelet_start(struct container_names *names, const struct name_sour
 	if (err) {
 		pthread_cond_destroy(&k->cond);
 		pthread_mutex_destroy(&k->lock);
+		free(k->last_pods);
+		free(k->last_containers);
 		free(k);
 		errno = err;
 		return NULL;
@@ -250,6 +363,8 @@ static void kubelet_stop(void *state)
 	pthread_join(k->thread, NULL);
 	pthread_cond_destroy(&k->cond);
 	pthread_mutex_destroy(&k->lock);
+	free(k->last_pods);
+	free(k->last_containers);
 	free(k);
 }
 

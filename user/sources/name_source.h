@@ -8,6 +8,7 @@
 #ifndef CGSTAT_NAME_SOURCE_H
 #define CGSTAT_NAME_SOURCE_H
 
+#include <stdbool.h>
 #include <sys/types.h>
 
 #include "sources/container_names.h"
@@ -18,6 +19,11 @@ struct name_source_config {
 	const char *docker_host;
 	/* the folder holding the kubelet's pods/ and containers/ logs (normally /var/log) */
 	const char *kubelet_logs;
+	/*
+	 * What each source's thread calls first: its own privileges made final, keeping the
+	 * groups it needs (the program's privileges_settle()); NULL: nothing to do. 0 or -errno.
+	 */
+	int (*settle)(bool keep_groups);
 };
 
 struct name_source {
@@ -31,7 +37,8 @@ struct name_source {
 	 * Follow the runtime into names, on a thread made here (it takes the caller's ids and
 	 * capabilities), returning once the names there are at start are in the table or the
 	 * runtime did not answer in time. The source's state, or NULL with errno set when it
-	 * cannot (a runtime that is not there is followed anyway, in case it comes).
+	 * cannot. An engine that does not answer is asked again until it does; the kubelet's
+	 * logs are followed when their folder is there at start.
 	 */
 	void *(*start)(struct container_names *names, const struct name_source_config *cfg);
 	void (*stop)(void *state);

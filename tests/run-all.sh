@@ -44,11 +44,12 @@ rm -rf "$logs"
 mkdir -p "$logs"
 n=0
 
+# build DIR [CMAKE_ARGS...]: configured and built; BUILD_TARGET, if set, alone
 build() {
 	dir=$1
 	shift
 	cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@" &&
-		cmake --build "$dir" -j"$jobs"
+		cmake --build "$dir" -j"$jobs" ${BUILD_TARGET:+--target "$BUILD_TARGET"}
 }
 
 # stage NAME COMMAND...: run it, its output shown and kept, its status and time noted
@@ -95,7 +96,9 @@ else
 
 	# libFuzzer on every parser of outside input, a bounded time each
 	export CC=clang
+	BUILD_TARGET=fuzz_all
 	stage fuzz-build build build-fuzz -DCGSTAT_FUZZ=ON -DCGSTAT_FUZZ_TIME="$fuzz_time"
+	BUILD_TARGET=
 	ctest_stage fuzz build-fuzz -L fuzz -j"$jobs"
 fi
 

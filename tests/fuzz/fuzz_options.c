@@ -181,12 +181,21 @@ static void check_target(const char *arg, bool is_pid)
 		errno = 0;
 		pid = strtoll(value, &end, 10);
 		CHECK(!errno && !*end && pid >= 1 && pid <= INT_MAX && t.pid == pid);
+	} else if (t.select) {
+		/* a container's, a pod's or a unit's name: what follows its prefix, nothing else */
+		const char *colon = strchr(value, ':');
+
+		CHECK(!t.cgroup && t.kind >= CG_TARGET_DOCKER && t.kind <= CG_TARGET_UNIT);
+		CHECK(colon && !strcmp(t.select, colon + 1) && t.select[0]);
+		CHECK(!strchr(t.select, '\n') && !strchr(t.select, ' '));
+		CHECK(t.pid == 0);
 	} else {
 		CHECK(t.cgroup && !strcmp(t.cgroup, value) && t.cgroup[0]);
-		CHECK(t.pid == 0);
+		CHECK(t.pid == 0 && t.kind == CG_TARGET_CGROUP);
 	}
 	free(t.name);
 	free(t.cgroup);
+	free(t.select);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -69,6 +69,12 @@ class Engine:
             self.proc.wait()
         self.log.close()
 
+    def clear(self):
+        """Every container removed, for the next part of a test to reuse the names."""
+        ids = self.docker("ps", "-aq").split()
+        if ids:
+            self.docker("rm", "-f", *ids, timeout=120)
+
     def pid(self, container):
         return int(self.docker("inspect", "-f", "{{.State.Pid}}", container))
 

@@ -19,8 +19,11 @@ counts it against its own cpu.stat), one removed and run again under the name (f
 one restarted (the same label); the engine stopped in the
 middle (live-restore: the containers go on): rows go on under their names, one line, exit 0.
 
-No engine (DOCKER_HOST names no socket): rows labelled docker:SHORTID, one line why; -p on a
-container's process giving the same label."""
+No engine (DOCKER_HOST names no socket), beside the named run over the same containers: rows
+labelled docker:SHORTID, one line why; -p on a container's process giving the same label.
+
+A fake engine (fake_engine.py): a hostile name in every output, a stalled event stream, a
+reply that is not JSON."""
 
 import argparse
 import csv
@@ -125,37 +128,40 @@ def check_named_rows(rows, name, cid, cgid):
     return got
 
 
-def docker_named(args):
+def docker_named(args, e):
     """Names from the engine: labels, accuracy, throttling, JSON fields and selection."""
-    with de.engine() as e:
-        env = named_env(e)
-        every = h.Cgstat(args.cgstat, ["-i", "0.5", "-f", "json"], env=env)
-        chosen = h.Cgstat(args.cgstat, ["-q", "-i", "0.5", "-c", "docker:broker",
-                                        "-c", "compose:pulsar/bookie"], env=env)
-        ids = {"broker": e.run("broker", GATED % 2),
-               "pulsar-bookie-1": e.run("pulsar-bookie-1", GATED % 3, "--cpus", "0.5",
-                                        *compose_labels("pulsar", "bookie", 1)),
-               "pulsar-bookie-2": e.run("pulsar-bookie-2", GATED % 1,
-                                        *compose_labels("pulsar", "bookie", 2))}
-        cgroups = {name: e.cgroup(name) for name in ids}
-        # -c counts a container from its start event, after runc's init ran in its cgroup
-        # (60 to 80 ms here): its busy part waits for that, and is compared from there
-        for label in ("broker", "bookie-1", "bookie-2"):
-            wait_said(chosen, "cgstat: %s: " % label, "; counting it")
-        for name in ids:
-            wait_gated(e, name)
-        mount = h.v2_mount()
-        gated = {name: h.cgroup_usage_ms(mount + cgroups[name]) for name in ids}
-        for name in ids:
-            open_gate(e, name)
-        for name in ids:
-            wait_done(e, name)
-        h.settle()
-        every.stop()
-        chosen.stop()
-        usage = {name: h.cgroup_usage_ms(mount + cgroups[name]) for name in ids}
-        cgids = {name: os.stat(mount + cgroups[name]).st_ino for name in ids}
-        image = e.docker("inspect", "-f", "{{.Config.Image}}", "broker")
+    env = named_env(e)
+    every = h.Cgstat(args.cgstat, ["-i", "0.5", "-f", "json"], env=env)
+    chosen = h.Cgstat(args.cgstat, ["-q", "-i", "0.5", "-c", "docker:broker",
+                                    "-c", "compose:pulsar/bookie"], env=env)
+    no_engine = dict(os.environ, DOCKER_HOST="unix:///nonexistent/docker.sock")
+    unnamed = h.Cgstat(args.cgstat, ["-q", "-i", "0.5"], env=no_engine)
+    ids = {"broker": e.run("broker", GATED % 2),
+           "pulsar-bookie-1": e.run("pulsar-bookie-1", GATED % 3, "--cpus", "0.5",
+                                    *compose_labels("pulsar", "bookie", 1)),
+           "pulsar-bookie-2": e.run("pulsar-bookie-2", GATED % 1,
+                                    *compose_labels("pulsar", "bookie", 2))}
+    cgroups = {name: e.cgroup(name) for name in ids}
+    watching = h.Cgstat(args.cgstat, ["-q", "-i", "0.5", "-p", str(e.pid("broker"))],
+                        env=no_engine)
+    # -c counts a container from its start event, after runc's init ran in its cgroup
+    # (60 to 80 ms here): its busy part waits for that, and is compared from there
+    for label in ("broker", "bookie-1", "bookie-2"):
+        wait_said(chosen, "cgstat: %s: " % label, "; counting it")
+    for name in ids:
+        wait_gated(e, name)
+    mount = h.v2_mount()
+    gated = {name: h.cgroup_usage_ms(mount + cgroups[name]) for name in ids}
+    for name in ids:
+        open_gate(e, name)
+    for name in ids:
+        wait_done(e, name)
+    h.settle()
+    for cgstat in (every, chosen, unnamed, watching):
+        cgstat.stop()
+    usage = {name: h.cgroup_usage_ms(mount + cgroups[name]) for name in ids}
+    cgids = {name: os.stat(mount + cgroups[name]).st_ino for name in ids}
+    image = e.docker("inspect", "-f", "{{.Config.Image}}", "broker")
     rows = every.rows("sched-stats.csv")
     for name, cid in ids.items():
         got = check_named_rows(rows, name, cid, cgids[name])
@@ -196,44 +202,44 @@ def docker_named(args):
                    sum(usage[n] for n in replicas), sum(gated[n] for n in replicas))
     waited = [line for line in chosen.stderr_lines if "waiting for it" in line]
     h.check(len(waited) == 2, "-c: said it waited, once a target (%s)" % waited)
+    check_unnamed(unnamed, watching, ids, cgroups, usage, cgids)
 
 
-def docker_followed(args):
+def docker_followed(args, e):
     """Renamed, made again, restarted; the engine stopped in the middle."""
-    with de.engine() as e:
-        env = named_env(e)
-        first = e.run("broker", "sleep 1000")
-        bookie = e.run("bookie", "sleep 1000")
-        every = h.Cgstat(args.cgstat, ["-q", "-i", "0.5"], env=env)
-        chosen = h.Cgstat(args.cgstat, ["-q", "-i", "0.5", "-c", "docker:broker"], env=env)
-        e.docker("rename", "broker", "broker-old")
-        second = e.run("broker", GATED % 1)
-        second_cgroup = e.cgroup("broker")
-        # -c docker:broker counts the second broker from the end of the interval it came in;
-        # its busy part waits for that
-        wait_said(chosen, "was made again")
-        wait_gated(e, "broker")
-        gated = h.cgroup_usage_ms(h.v2_mount() + second_cgroup)
-        open_gate(e, "broker")
-        wait_done(e, "broker")
-        usage = h.cgroup_usage_ms(h.v2_mount() + second_cgroup)
-        # removed and run again under the name: a third container, followed the same way
-        e.docker("rm", "-f", "broker")
-        third = e.run("broker", "sleep 1000")
-        wait_said(chosen, "was made again", third)
-        third_usage = h.cgroup_usage_ms(h.v2_mount() + e.cgroup("broker"))
-        e.docker("exec", "-d", "broker-old", "sh", "-c", "timeout 1 yes > /dev/null")
-        e.docker("restart", "-t", "0", "bookie")
-        e.docker("exec", "-d", "bookie", "sh", "-c", "timeout 1 yes > /dev/null")
-        for name in ("broker-old", "bookie"):
-            e.docker("exec", "-d", name, "sh", "-c", TICKING)
-        h.settle()
-        stopped_ms = int(time.time() * 1000)
-        e.stop()
-        wait_said(every, "does not answer")
-        every.wait_intervals(int(time.time() * 1000), 2)
-        every.stop()
-        chosen.stop()
+    env = named_env(e)
+    first = e.run("broker", "sleep 1000")
+    bookie = e.run("bookie", "sleep 1000")
+    every = h.Cgstat(args.cgstat, ["-q", "-i", "0.5"], env=env)
+    chosen = h.Cgstat(args.cgstat, ["-q", "-i", "0.5", "-c", "docker:broker"], env=env)
+    e.docker("rename", "broker", "broker-old")
+    second = e.run("broker", GATED % 1)
+    second_cgroup = e.cgroup("broker")
+    # -c docker:broker counts the second broker from the end of the interval it came in;
+    # its busy part waits for that
+    wait_said(chosen, "was made again")
+    wait_gated(e, "broker")
+    gated = h.cgroup_usage_ms(h.v2_mount() + second_cgroup)
+    open_gate(e, "broker")
+    wait_done(e, "broker")
+    usage = h.cgroup_usage_ms(h.v2_mount() + second_cgroup)
+    # removed and run again under the name: a third container, followed the same way
+    e.docker("rm", "-f", "broker")
+    third = e.run("broker", "sleep 1000")
+    wait_said(chosen, "was made again", third)
+    third_usage = h.cgroup_usage_ms(h.v2_mount() + e.cgroup("broker"))
+    e.docker("exec", "-d", "broker-old", "sh", "-c", "timeout 1 yes > /dev/null")
+    e.docker("restart", "-t", "0", "bookie")
+    e.docker("exec", "-d", "bookie", "sh", "-c", "timeout 1 yes > /dev/null")
+    for name in ("broker-old", "bookie"):
+        e.docker("exec", "-d", name, "sh", "-c", TICKING)
+    h.settle()
+    stopped_ms = int(time.time() * 1000)
+    e.stop()
+    wait_said(every, "does not answer")
+    every.wait_intervals(int(time.time() * 1000), 2)
+    every.stop()
+    chosen.stop()
     rows = every.rows("sched-stats.csv")
     labels = {r["container"] for r in rows}
     h.check("broker-old" in labels and h.sched_totals(rows, "broker-old")["onCpuMillis"] > 500,
@@ -266,25 +272,11 @@ def docker_followed(args):
                    usage + third_usage, gated + third_usage)
 
 
-def docker_no_engine(args):
-    """No socket: short ids, one line; -p gives the same label."""
-    with de.engine() as e:
-        env = dict(os.environ, DOCKER_HOST="unix:///nonexistent/docker.sock")
-        cgstat = h.Cgstat(args.cgstat, ["-q", "-i", "0.5"], env=env)
-        ids = {"broker": e.run("broker", BUSY % 2),
-               "bookie": e.run("bookie", BUSY % 3, "--cpus", "0.5")}
-        watching = h.Cgstat(args.cgstat, ["-q", "-i", "0.5", "-p", str(e.pid("broker"))],
-                            env=env)
-        cgroups = {name: e.cgroup(name) for name in ids}
-        for name in ids:
-            wait_done(e, name)
-        h.settle()
-        cgstat.stop()
-        watching.stop()
-        mount = h.v2_mount()
-        usage = {name: h.cgroup_usage_ms(mount + cgroups[name]) for name in ids}
-        cgids = {name: os.stat(mount + cgroups[name]).st_ino for name in ids}
-    rows = cgstat.rows("sched-stats.csv")
+def check_unnamed(unnamed, watching, ids, cgroups, usage, cgids):
+    """No engine (DOCKER_HOST naming no socket) for the same containers: short ids, one line
+    why, the throttled one so under its short id; -p on a container's process, the same
+    label."""
+    rows = unnamed.rows("sched-stats.csv")
     for name, cid in ids.items():
         label = "docker:" + cid[:12]
         h.check(cgroups[name] == "/docker/" + cid,
@@ -296,17 +288,17 @@ def docker_no_engine(args):
                         if cid in r["container"] or r["container"] == "#%d" % cgids[name]}
                        - {label})
         h.check(not other, "%s: no row under its path or its id (%s)" % (name, other))
-    said = [line for line in cgstat.stderr_lines if "short ids" in line]
+    said = [line for line in unnamed.stderr_lines if "short ids" in line]
     h.check(len(said) == 1 and "/nonexistent/docker.sock" in said[0],
             "no engine: one line says why (%s)" % said)
-    verdicts = {name: [r["verdict"] for r in rows if r["container"] == "docker:" + cid[:12]]
-                for name, cid in ids.items()}
-    h.check("throttled" in verdicts["bookie"],
-            "bookie (--cpus 0.5): throttled under its label in %d of %d intervals"
-            % (verdicts["bookie"].count("throttled"), len(verdicts["bookie"])))
+    throttled = [r["verdict"] for r in rows
+                 if r["container"] == "docker:" + ids["pulsar-bookie-1"][:12]]
+    h.check("throttled" in throttled,
+            "no engine: pulsar-bookie-1 (--cpus 0.5) throttled under its short id in %d of %d "
+            "intervals" % (throttled.count("throttled"), len(throttled)))
     watched = {r["container"] for r in watching.rows("sched-stats.csv")}
     h.check(watched == {"docker:" + ids["broker"][:12]},
-            "-p on broker's process: its rows labelled %s" % sorted(watched))
+            "no engine: -p on broker's process: its rows labelled %s" % sorted(watched))
 
 
 # what no engine would name a container, and every output must keep as text: a formula
@@ -400,9 +392,11 @@ def hostile_engine(args, tmp):
 
 def main():
     args = h.parse_args()
-    docker_named(args)
-    docker_followed(args)
-    docker_no_engine(args)
+    # one engine for both: the first part's containers removed; the last stops it
+    with de.engine() as e:
+        docker_named(args, e)
+        e.clear()
+        docker_followed(args, e)
     hostile_engine(args, h.scratch_path(tempfile.mkdtemp(prefix="cgstat-containers-")))
     h.done()
 

@@ -366,8 +366,10 @@ static int records_merge_gone(struct drain *d, int n, uint32_t nr_gone)
 	for (i = 0; i < n; i++) {
 		if (!d->records[i].name)
 			continue;
-		if (kept != i)
+		if (kept != i) {
 			d->records[kept] = d->records[i];
+			d->record_slot[kept] = d->record_slot[i];
+		}
 		kept++;
 	}
 	return kept;
@@ -375,14 +377,15 @@ static int records_merge_gone(struct drain *d, int n, uint32_t nr_gone)
 
 /*
  * A record for each group's total slot, the sum of its members' records (a Compose service's
- * replicas), where any member has one. Its slot counts nothing, so the records have room for
- * it. The new count of records.
+ * replicas), where any member has one: their pools and cgroup files' figures included, so made
+ * once both are in. Its slot counts nothing, so the records have room for it. The new count of
+ * records, or -errno.
  */
 static int records_add_groups(struct drain *d, int n)
 {
 	struct cg_record *t;
 	uint32_t slot;
-	int i, members;
+	int i, members, limited;
 
 	for (slot = 0; slot < d->max_slots; slot++) {
 		if (d->group_total[slot] != (int32_t)slot || (uint32_t)n >= d->max_slots)
@@ -390,13 +393,18 @@ static int records_add_groups(struct drain *d, int n)
 		t = &d->records[n];
 		memset(t, 0, sizeof(*t));
 		totals_init(&t->amounts, TOTALS_VALID_ALL);
-		for (i = 0, members = 0; i < n; i++) {
+		for (i = 0, members = 0, limited = 0; i < n; i++) {
 			if (d->group_total[d->record_slot[i]] != (int32_t)slot ||
 			    d->record_slot[i] == slot)
 				continue;
 			record_add(t, &d->records[i], d->nr_cols);
+			t->cpu_limit_cores += d->records[i].cpu_limit_cores;
+			limited += d->records[i].cpu_limit_cores > 0;
 			members++;
 		}
+		/* one member without a limit: the group has none */
+		if (limited < members)
+			t->cpu_limit_cores = 0;
 		if (!members)
 			continue;
 		t->name = d->label(d->label_ctx, slot, 0);
@@ -677,11 +685,6 @@ int drain__interval(struct drain *d, const struct cg_slot_snap *snap, uint32_t n
 			d->gone[nr_gone++] = n;
 		n++;
 	}
-	if (d->group_total) {
-		n = records_add_groups(d, n);
-		if (n < 0)
-			return n;
-	}
 	if (d->pools) {
 		records_from_pools(d, n, np, iv);
 		if (records_threads(d, snap, nr_slots, n, iv))
@@ -689,6 +692,19 @@ int drain__interval(struct drain *d, const struct cg_slot_snap *snap, uint32_t n
 	}
 	iv->records = d->records;
 	iv->nr_records = nr_gone ? records_merge_gone(d, n, nr_gone) : n;
+	return 0;
+}
+
+int drain__add_groups(struct drain *d, struct cg_interval *iv)
+{
+	int n;
+
+	if (!d->group_total)
+		return 0;
+	n = records_add_groups(d, iv->nr_records);
+	if (n < 0)
+		return n;
+	iv->nr_records = n;
 	return 0;
 }
 

@@ -81,10 +81,16 @@ void drain__set_preempter_label(struct drain *d, drain_cgroup_label_fn label, vo
 
 /*
  * Slot member counts in the group whose total slot is total: each interval the total's record
- * is the sum of its members' (a Compose service's replicas). total must count nothing itself (a
- * slot whose cgroup is pending). 0, -EINVAL or -ENOMEM.
+ * is the sum of its members' (a Compose service's replicas), made by drain__add_groups(). total
+ * must count nothing itself (a slot whose cgroup is pending). 0, -EINVAL or -ENOMEM.
  */
 int drain__set_group(struct drain *d, uint32_t member, uint32_t total);
+
+/*
+ * The groups' totals appended to iv's records, once drain__interval() made them and their
+ * cgroup files' figures are in (cgroupfs__sample()). 0 or -errno.
+ */
+int drain__add_groups(struct drain *d, struct cg_interval *iv);
 
 /* How records say which container they are (none without it). */
 void drain__set_container(struct drain *d, drain_container_fn container, void *ctx);

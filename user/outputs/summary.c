@@ -314,12 +314,16 @@ int summary__add(struct summary *s, const struct cg_interval *iv)
 		memset(&e->label.sum.counter_valid[nr_events], 0,
 		       (s->nr_events - nr_events) * sizeof(bool));
 		hist_add(e->hist, &r->runq_hist);
-		/* a label's container changes only when made again (a new id): 1.3 kB copied once
+		/*
+		 * 1.3 kB copied when it says more: a container made again (a new id), or named
+		 * (a row labelled before its name came), not each interval
 		 */
 		if (r->container && !e->container)
 			e->container = calloc(1, sizeof(*e->container));
 		if (r->container && e->container &&
-		    (!e->container->runtime || strcmp(e->container->id, r->container->id)))
+		    (!e->container->runtime || strcmp(e->container->id, r->container->id) ||
+		     strcmp(e->container->name, r->container->name) ||
+		     strcmp(e->container->pod_name, r->container->pod_name)))
 			*e->container = *r->container;
 		for (int k = 0; k < r->nr_preempters; k++) {
 			err = preempter_add(e, r->preempters[k].label, r->preempters[k].count);

@@ -25,6 +25,7 @@ struct named_container {
 /* A pod's name, by uid. */
 struct named_pod {
 	struct hash_node node;
+	unsigned long seq; /* when it was last named: the newest of a name is the one selected */
 	char uid[POD_UID_MAX + 1];
 	char pod_namespace[CG_CONTAINER_NAME_MAX + 1];
 	char pod_name[CG_CONTAINER_NAME_MAX + 1];
@@ -55,6 +56,7 @@ struct container_names {
 	char removed[REMOVED_KEPT][CONTAINER_ID_LEN + 1];
 	unsigned int removed_next;
 	int event_fd; /* written at each name set or removed: container_names__event_fd() */
+	unsigned long changes; /* of those; atomic: container_names__changes() */
 };
 
 /* Something was said of a container or a pod: whoever polls event_fd looks again. */
@@ -62,6 +64,7 @@ static void names_changed(struct container_names *t)
 {
 	uint64_t one = 1;
 
+	__atomic_add_fetch(&t->changes, 1, __ATOMIC_RELAXED);
 	if (t->event_fd >= 0 && write(t->event_fd, &one, sizeof(one)) < 0) {
 		/* EAGAIN: the counter is full, and the reader will look anyway */
 	}
@@ -119,6 +122,11 @@ struct container_names *container_names__new(void)
 		return NULL;
 	}
 	return t;
+}
+
+unsigned long container_names__changes(struct container_names *t)
+{
+	return __atomic_load_n(&t->changes, __ATOMIC_RELAXED);
 }
 
 int container_names__event_fd(const struct container_names *t)
@@ -338,6 +346,7 @@ int container_names__set_pod(struct container_names *t, const char *uid, const c
 	}
 	snprintf(p->pod_namespace, sizeof(p->pod_namespace), "%s", pod_namespace);
 	snprintf(p->pod_name, sizeof(p->pod_name), "%s", pod_name);
+	p->seq = ++t->seq;
 	free(p->label);
 	p->label = label;
 	t->generation++;
@@ -509,6 +518,20 @@ int container_names__find(struct container_names *t,
 	return s.best ? 0 : -ENOENT;
 }
 
+void container_names__remove_pod(struct container_names *t, const char *uid)
+{
+	struct named_pod *p;
+
+	pthread_mutex_lock(&t->lock);
+	p = find_pod(t, uid);
+	/* its label stays claimed; its cgroup, gone with it, has no rows to label */
+	if (p)
+		free_pod(&t->pods, &p->node, NULL);
+	pthread_mutex_unlock(&t->lock);
+	if (p)
+		names_changed(t);
+}
+
 struct pod_search {
 	const char *pod_namespace, *pod_name;
 	const struct named_pod *found;
@@ -520,7 +543,8 @@ static void search_pod(struct hash_table *table, struct hash_node *n, void *ctx)
 	struct pod_search *s = ctx;
 
 	(void)table;
-	if (!strcmp(p->pod_namespace, s->pod_namespace) && !strcmp(p->pod_name, s->pod_name))
+	if (!strcmp(p->pod_namespace, s->pod_namespace) && !strcmp(p->pod_name, s->pod_name) &&
+	    (!s->found || p->seq > s->found->seq))
 		s->found = p;
 }
 

@@ -65,6 +65,12 @@ void container_names__on_unknown(struct container_names *t, void (*fn)(void *ctx
  */
 int container_names__event_fd(const struct container_names *t);
 
+/*
+ * Counts what was said of containers and pods (each name set, even unchanged, each removal):
+ * a container started says its name again as its cgroup is made.
+ */
+unsigned long container_names__changes(struct container_names *t);
+
 /* Changes with every label the table would now give otherwise than before. */
 unsigned long container_names__generation(struct container_names *t);
 
@@ -91,7 +97,10 @@ int container_names__find(struct container_names *t,
 			  bool (*match)(const struct cg_container *c, const void *ctx),
 			  const void *ctx, char *id);
 
-/* The uid (POD_UID_MAX + 1 bytes) of the pod NAMESPACE/POD: 0, or -ENOENT. */
+/* A pod gone: its name forgotten (its label is never given to another). */
+void container_names__remove_pod(struct container_names *t, const char *uid);
+
+/* The uid (POD_UID_MAX + 1 bytes) of the pod NAMESPACE/POD, the last named: 0, or -ENOENT. */
 int container_names__find_pod(struct container_names *t, const char *pod_namespace,
 			      const char *pod_name, char *uid);
 

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "bpf/cgstat.h"
 #include "lib/message.h"
@@ -426,25 +427,56 @@ static bool owner_path_is(const char *below, void *ctx)
 		       o->owner);
 }
 
+/* How long a unit not found waits before the tree is walked for it again. */
+#define UNIT_WALK_EVERY_NS (10 * 1000000000ULL)
+
+static uint64_t monotonic_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
 /*
  * The cgroup of a container's id (of a pod's uid, of a unit's name): where Docker's two
- * drivers and Podman put it, looked at first, else found by a walk.
+ * drivers and Podman put a container, and systemd its units, looked at first (a stat each),
+ * else found by a walk, made again only once something could have changed (n's walked_*).
  */
 static int owner_cgroup(const struct cgroup_mount *mnt, enum container_kind kind, const char *owner,
-			char *path, size_t len, uint64_t *id)
+			struct watch_name *n, unsigned long changes, char *path, size_t len,
+			uint64_t *id)
 {
-	static const char *const places[] = { "/docker/%s", "/system.slice/docker-%s.scope",
-					      "/machine.slice/libpod-%s.scope" };
+	static const char *const container_places[] = { "/docker/%s",
+							"/system.slice/docker-%s.scope",
+							"/machine.slice/libpod-%s.scope" };
+	static const char *const unit_places[] = { "/system.slice/%s", "/%s", "/user.slice/%s" };
+	const char *const *places = kind == CONTAINER_UNIT ? unit_places : container_places;
+	size_t nr = kind == CONTAINER_UNIT  ? sizeof(unit_places) / sizeof(unit_places[0])
+		    : kind == CONTAINER_OWN ? sizeof(container_places) / sizeof(container_places[0])
+					    : 0;
 	struct owner_path o = { kind, owner };
-	char below[256];
+	uint64_t now = monotonic_ns();
+	char below[512];
+	int err;
 
-	for (size_t i = 0; kind == CONTAINER_OWN && i < sizeof(places) / sizeof(places[0]); i++) {
+	for (size_t i = 0; i < nr; i++) {
 		snprintf(below, sizeof(below), places[i], owner);
 		if ((size_t)snprintf(path, len, "%s%s", mnt->path, below) < len &&
-		    !cgroup_id_of_path(path, id))
+		    !cgroup_id_of_path(path, id) && owner_path_is(cgroup_label(mnt, path), &o))
 			return 0;
 	}
-	return cgroup_find(mnt, owner_path_is, &o, path, len, id);
+	if (!strncmp(n->walked_for, owner, sizeof(n->walked_for) - 1) &&
+	    (kind == CONTAINER_UNIT ? now - n->walked_ns < UNIT_WALK_EVERY_NS
+				    : n->walked_changes == changes))
+		return -ENOENT;
+	err = cgroup_find(mnt, owner_path_is, &o, path, len, id);
+	if (err) {
+		snprintf(n->walked_for, sizeof(n->walked_for), "%s", owner);
+		n->walked_changes = changes;
+		n->walked_ns = now;
+	}
+	return err;
 }
 
 /* Where name target i's container is now: 1 with its path and id, 0 while it has none. */
@@ -481,7 +513,8 @@ static int name_target_moved(struct watch_list *w, int i, const struct cgroup_mo
 		return 1;
 	}
 	/* a unit's name is too long for owner: it is matched whole in owner_path_is() */
-	err = owner_cgroup(mnt, kind, kind == CONTAINER_UNIT ? n->select : owner, path, len, id);
+	err = owner_cgroup(mnt, kind, kind == CONTAINER_UNIT ? n->select : owner, n,
+			   containers ? container_names__changes(containers) : 0, path, len, id);
 	if (err)
 		return 0;
 	snprintf(n->owner, sizeof(n->owner), "%s", owner);

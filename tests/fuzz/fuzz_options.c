@@ -37,8 +37,12 @@ static void check_accepted(const struct cg_opts *o)
 	for (int i = 0; i < o->nr_targets; i++) {
 		const struct cg_target *t = &o->targets[i];
 
-		/* Exactly one of a cgroup and a pid. */
-		CHECK(!t->cgroup == (t->pid != 0));
+		/* Exactly one of a cgroup, a pid and a name (docker:NAME and kin). */
+		CHECK((t->cgroup != NULL) + (t->pid != 0) + (t->select != NULL) == 1);
+		/* a name: of a kind, not empty; only a unit's without the runtimes' names */
+		CHECK(!t->select ||
+		      (t->select[0] && t->kind >= CG_TARGET_DOCKER && t->kind <= CG_TARGET_UNIT &&
+		       (!o->no_names || t->kind == CG_TARGET_UNIT)));
 		CHECK(t->pid >= 0);
 		CHECK(!t->cgroup || t->cgroup[0]);
 		CHECK(!t->name || t->name[0]);
@@ -69,6 +73,8 @@ static bool same_opts(const struct cg_opts *a, const struct cg_opts *b)
 		const struct cg_target *x = &a->targets[i], *y = &b->targets[i];
 
 		if (x->pid != y->pid || !x->name != !y->name || !x->cgroup != !y->cgroup ||
+		    x->kind != y->kind || !x->select != !y->select ||
+		    (x->select && strcmp(x->select, y->select)) ||
 		    (x->name && strcmp(x->name, y->name)) ||
 		    (x->cgroup && strcmp(x->cgroup, y->cgroup)))
 			return false;

@@ -29,10 +29,14 @@ RUNQ_SLEEPERS = 0.03
 OFFCPU = 0.02
 OFFCPU_BELOW = 0.0
 # A vfork parent's blocked time, against the same: -0.10 to -0.003 % in 20 runs, -0.018 to
-# -0.002 % in 8 CI runs of 2026-12-02, never above: one-sided, up to BLOCKED below and
-# BLOCKED_ABOVE above.
+# -0.002 % in 8 CI runs of 2026-12-02: up to BLOCKED below and BLOCKED_ABOVE above, and above
+# by at most BLOCKED_EXIT_MS: cgstat counts the cgroup's D waits to the process's end, the
+# reference the parent's to its report, so a D wait in a thread's exit after the report (the
+# teardown of its memory) is cgstat's alone: +0.07 ms in 2 of about 8 runs of 2026-12-06
+# (+0.003 and +0.004 %), on a busier machine.
 BLOCKED = 0.003
 BLOCKED_ABOVE = 0.0
+BLOCKED_EXIT_MS = 0.25
 # The median wait against the kernel's mean wait, for the ping-pong, whose threads block and so
 # cannot time their waits: its waits are sub-microsecond with a tail (an interrupt, a
 # preemption) that raises the mean alone: its median was 0.65 to 0.76 of the mean in runs here,
@@ -185,7 +189,8 @@ def main():
     # the parent's off-CPU time at the report is its D waits and its sleeps in the park
     # barriers, which last microseconds; the release barrier's sleep after the report is S
     h.check_time("vfork off-CPU blocked ms", got["offCpuBlockedMillis"],
-                 h.thread_off_cpu_ns(parent) / 1e6, BLOCKED_ABOVE, rel_below=BLOCKED)
+                 h.thread_off_cpu_ns(parent) / 1e6, BLOCKED_ABOVE, rel_below=BLOCKED,
+                 tail=BLOCKED_EXIT_MS, why="a D wait in a thread's exit after the report")
 
     # an affinity hopper: one migration per hop
     got, report, usage = measure(args, "hopper", 400)

@@ -19,6 +19,7 @@
 
 #include <bpf/libbpf.h>
 
+#include "sources/bpf_programs.h"
 #include "sources/cgroup.h"
 #include "sources/cgroupfs.h"
 #include "sources/collector.h"
@@ -296,6 +297,9 @@ struct run {
 	 * the two moved up to 20 ms of five threads' time into the interval beside).
 	 */
 	uint64_t snapshot_ns;
+	/* --bpf-stats: the fd that keeps the kernel's BPF statistics on (-1: off), their reader */
+	int bpf_stats_fd;
+	struct bpf_programs *programs;
 };
 
 /* The preempter pairs into the drain, right after the snapshot; the idle ones freed. */
@@ -372,6 +376,22 @@ static void interval_warn_once(struct run *r, const struct cg_interval *iv)
 }
 
 /*
+ * With --bpf-stats, the programs' runs and run time so far into iv. A failure is said, and
+ * they are read no more: the summary keeps them as of the interval before.
+ */
+static void interval_programs(struct run *r, struct cg_interval *iv)
+{
+	int err = bpf_programs__read(r->programs, &iv->programs, &iv->nr_programs);
+
+	if (!err)
+		return;
+	fprintf(stderr, "cgstat: --bpf-stats: cannot read the BPF programs' statistics: %s\n",
+		strerror(-err));
+	bpf_programs__free(r->programs);
+	r->programs = NULL;
+}
+
+/*
  * The interval that ends now, from the host, the BPF side and the cgroup files into iv; *snap
  * and *nr_slots the snapshot it came from. epoch_ms and mono_ns are read together just before
  * the snapshot, as its start was read before the one that began it: epochMillis -
@@ -395,6 +415,9 @@ static int interval_collect(struct run *r, uint64_t epoch_ms, uint64_t mono_ns,
 		fprintf(stderr, "cgstat: snapshot failed: %s\n", strerror(-err));
 		return err;
 	}
+	/* the programs' figures right after the snapshot: over the interval's span */
+	if (r->programs)
+		interval_programs(r, iv);
 	iv->epoch_ms = epoch_ms;
 	iv->interval_ns = at_ns - r->snapshot_ns;
 	/* read each interval: a CPU taken offline is one fewer a cgroup can use */
@@ -537,6 +560,16 @@ static int run_loop(struct run *r)
 		return err;
 	}
 	drain__baseline(r->drain, snap, nr_slots);
+	/* counted from the same snapshot as the intervals, whatever ran before it */
+	if (r->bpf_stats_fd >= 0) {
+		r->programs = bpf_programs__new(collector__object(r->collector));
+		if (!r->programs) {
+			err = -errno;
+			fprintf(stderr, "cgstat: --bpf-stats: cannot read the BPF programs: %s\n",
+				strerror(-err));
+			return err;
+		}
+	}
 	host_sampler__sample(r->host, clock_ns(CLOCK_MONOTONIC), &(struct cg_host){});
 	/* the all-cgroups mode's rows come and go: a cgroup's first row has no cgroupfs figures */
 	for (int i = 0; i < r->watched.nr; i++)
@@ -600,6 +633,7 @@ static int run_loop(struct run *r)
 	if (r->command)
 		summary__print_brief(r->summary, stderr);
 	summary__print_stages(r->summary, stderr);
+	summary__print_programs(r->summary, stderr);
 	return err;
 }
 
@@ -762,8 +796,32 @@ static int run_prepare(struct run *r)
 }
 
 /*
+ * --bpf-stats: the kernel's BPF statistics on until cgstat exits (the kernel turns them off
+ * when the fd is closed, however the process ends), taken while cgstat still has
+ * CAP_SYS_ADMIN: privileges_drop() keeps none of it. Started without it (a unit granting only
+ * CAP_BPF and CAP_PERFMON), the run goes on without the figures, said in one line: they show
+ * what cgstat costs, and nothing of what it measures depends on them.
+ */
+static void bpf_stats_enable(struct run *r)
+{
+	int fd = bpf_programs__enable_stats();
+
+	if (fd < 0) {
+		fprintf(stderr,
+			"cgstat: --bpf-stats: cannot turn the kernel's BPF statistics on: %s%s; "
+			"going on without them\n",
+			strerror(-fd), fd == -EPERM ? " (it takes CAP_SYS_ADMIN)" : "");
+		return;
+	}
+	r->bpf_stats_fd = fd;
+	if (r->opts.verbose)
+		fprintf(stderr, "cgstat: the kernel's BPF statistics are on until cgstat exits\n");
+}
+
+/*
  * The perf counters opened, the programs loaded and attached, and what reads them made: the
- * slots, the drain and the cgroup files' reader. 0 or -errno, said.
+ * slots, the drain and the cgroup files' reader; with --bpf-stats, the statistics on. 0 or
+ * -errno, said.
  */
 static int run_load(struct run *r)
 {
@@ -813,7 +871,11 @@ static int run_load(struct run *r)
 		"/proc",
 		cgroup_find_v1_mount("/proc/self/mountinfo", "cpu", &r->v1_cpu) ? NULL : &r->v1_cpu,
 		slots__dir, r->slots, all, all ? CGROUPFS_ALL_BUDGET_NS : 0);
-	return r->cgroupfs ? 0 : -errno;
+	if (!r->cgroupfs)
+		return -errno;
+	if (r->opts.bpf_stats)
+		bpf_stats_enable(r);
+	return 0;
 }
 
 /* Where the runtimes' names are read: DOCKER_HOST as the docker CLI reads it. */
@@ -871,7 +933,10 @@ static void run_free(struct run *r)
 	/* first: their threads write into the names the slots read */
 	name_sources__stop(r->name_sources);
 	drain__free(r->drain);
+	bpf_programs__free(r->programs);
 	collector__close(r->collector);
+	if (r->bpf_stats_fd >= 0)
+		close(r->bpf_stats_fd);
 	perf_counters__close(r->events.perf);
 	host_sampler__free(r->host);
 	cgroupfs__free(r->cgroupfs);
@@ -888,7 +953,7 @@ static void run_free(struct run *r)
 
 int main(int argc, char **argv)
 {
-	struct run r = {};
+	struct run r = { .bpf_stats_fd = -1 };
 	int err, status;
 
 	/* a subcommand, unless "--" comes first: `cgstat -- report` runs a program of that name */

@@ -35,6 +35,7 @@ enum {
 	OPT_POOL_BY,
 	OPT_NO_NAMES,
 	OPT_KUBELET_LOGS,
+	OPT_BPF_STATS,
 };
 
 /* The ':' after it makes getopt silent and report a missing argument as ':'. */
@@ -58,6 +59,7 @@ static const struct option long_options[] = {
 	{ "pool-by", required_argument, NULL, OPT_POOL_BY },
 	{ "no-names", no_argument, NULL, OPT_NO_NAMES },
 	{ "kubelet-logs", required_argument, NULL, OPT_KUBELET_LOGS },
+	{ "bpf-stats", no_argument, NULL, OPT_BPF_STATS },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
@@ -95,6 +97,8 @@ static const char usage_text[] =
 	"      --no-names                label containers by their ids, asking no runtime\n"
 	"      --kubelet-logs DIR        the kubelet's pods/ and containers/ logs, for pod\n"
 	"                                names (default /var/log)\n"
+	"      --bpf-stats               count cgstat's BPF programs' runs and run time, said\n"
+	"                                at exit (the counting adds to every run)\n"
 	"  -q, --quiet                   write nothing to stdout\n"
 	"  -v, --verbose                 more diagnostics on stderr; repeatable\n"
 	"  -h, --help                    print this help and exit\n"
@@ -418,6 +422,9 @@ static int parse_option(struct cg_opts *opts, int c, char **argv, FILE *out, FIL
 		return 0;
 	case OPT_KUBELET_LOGS:
 		return set_string(&opts->kubelet_logs, "--kubelet-logs", optarg, err);
+	case OPT_BPF_STATS:
+		opts->bpf_stats = true;
+		return 0;
 	case 'q':
 		opts->quiet = true;
 		return 0;

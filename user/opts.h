@@ -33,6 +33,7 @@ struct cg_opts {
 	bool pool_by_given;
 	bool no_names;	    /* --no-names: no runtime is asked for containers' names */
 	char *kubelet_logs; /* --kubelet-logs DIR, or NULL: /var/log */
+	bool bpf_stats;	    /* --bpf-stats: the BPF programs' runs and run time */
 };
 
 /* N of --threads without a value */

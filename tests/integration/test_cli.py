@@ -37,8 +37,8 @@ SCHED_WIDTH = SCHED_HEADER.count(",") + 1
 # Every option cgstat has (README's table and the issue's -e, --no-perf, --messages).
 OPTIONS = ["-c", "--cgroup", "-p", "--pid", "-n", "--name", "-i", "--interval", "-d",
            "--duration", "-o", "--output-dir", "-f", "--format", "-e", "--events", "--no-perf",
-           "--messages", "--max-cgroups", "--listen", "--threads[=N]", "--pool-by", "-q",
-           "--quiet", "-v", "--verbose", "-h", "--help", "-V", "--version"]
+           "--messages", "--max-cgroups", "--listen", "--threads[=N]", "--pool-by",
+           "--bpf-stats", "-q", "--quiet", "-v", "--verbose", "-h", "--help", "-V", "--version"]
 # the first columns of the csv cgstat writes to stdout (docs/metrics.md, "stdout")
 STDOUT_CSV_START = "epochMillis,intervalMillis,container,cpuCores,"
 

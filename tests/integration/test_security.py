@@ -96,6 +96,8 @@ def background_modes(args, tmp, cg):
             ("default", [], 2, bpf_only),
             ("-c", ["-c", "w=" + cg], 2, bpf_only),
             ("--threads", ["--threads", "-c", "w=" + cg], 2, bpf_only),
+            # the statistics' fd, taken with CAP_SYS_ADMIN, keeps none of it
+            ("--bpf-stats", ["--bpf-stats", "-c", "w=" + cg], 2, bpf_only),
             ("--listen", ["--listen", "127.0.0.1:%d" % port, "-c", "w=" + cg], 3, bpf_only),
             ("-- CMD", ["--", "sleep", "60"], 2, bpf_only | 1 << CAP_KILL),
             ("--no-names", ["--no-names"], 1, bpf_only)):

@@ -100,6 +100,7 @@ static void test_defaults(void)
 	CHECK(r.opts.verbose == 0);
 	CHECK(r.opts.events == NULL);
 	CHECK(!r.opts.no_perf);
+	CHECK(!r.opts.bpf_stats);
 	CHECK(r.opts.messages < 0);
 	CHECK(r.opts.max_cgroups == 1024);
 	CHECK_STR(r.out, "");
@@ -144,9 +145,10 @@ static void test_every_option(void)
 	result_free(&r);
 
 	r = PARSE("--no-perf", "--format", "table", "--max-cgroups", "1", "--messages", "0.5",
-		  "--interval=2", "--output-dir=out dir");
+		  "--interval=2", "--output-dir=out dir", "--bpf-stats");
 	CHECK(r.ret == OPTS_RUN);
 	CHECK(r.opts.no_perf);
+	CHECK(r.opts.bpf_stats);
 	CHECK(r.opts.format == CG_FORMAT_TABLE);
 	CHECK(r.opts.max_cgroups == 1);
 	CHECK(r.opts.messages == 0.5);
@@ -357,6 +359,7 @@ static void test_refusals(void)
 	CHECK(refused(PARSE("-x"), "'-x'"));
 	CHECK(refused(PARSE("--bogus"), "'--bogus'"));
 	CHECK(refused(PARSE("--no-perf=1"), "'--no-perf'"));
+	CHECK(refused(PARSE("--bpf-stats=1"), "'--bpf-stats'"));
 	CHECK(refused(PARSE("-i"), "'--interval'"));
 	CHECK(refused(PARSE("--messages"), "'--messages'"));
 	CHECK(refused(PARSE("-d", "1", "--", "true"), "--duration"));

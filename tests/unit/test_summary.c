@@ -694,6 +694,74 @@ static void test_retire_bounded(void)
 	summary__free(s);
 }
 
+/*
+ * --bpf-stats: the programs' figures are cumulative, so the last interval's are the run's; their
+ * time is a share of each interval's length times its CPUs (1 s on 2, then 0.5 s on 1: 2.5 s).
+ */
+static void test_programs(void)
+{
+	struct cg_program_stats first[2] = { { "cg_sched_switch", 10, 1000 },
+					     { "cg_cgroup_rmdir", 0, 0 } };
+	struct cg_program_stats last[2] = { { "cg_sched_switch", 40000, 5000000 },
+					    { "cg_cgroup_rmdir", 0, 0 } };
+	struct cg_interval iv1 = { .interval_ns = 1000000000, .nr_cpus = 2 };
+	struct cg_interval iv2 = { .interval_ns = 500000000, .nr_cpus = 1 };
+	struct cg_interval none = { .interval_ns = 500000000, .nr_cpus = 1 };
+	struct summary *s = summary__new();
+	cJSON *root, *programs, *p;
+	char *text, *table = NULL;
+	size_t len;
+	FILE *f;
+
+	/* none without --bpf-stats: no key, no table */
+	CHECK(summary__add(s, &none) == 0);
+	text = json_of(s);
+	CHECK(text && !strstr(text, "bpfPrograms"));
+	free(text);
+	f = open_memstream(&table, &len);
+	summary__print_programs(s, f);
+	fclose(f);
+	CHECK_STR(table, "");
+	free(table);
+	summary__free(s);
+
+	s = summary__new();
+	iv1.nr_programs = iv2.nr_programs = 2;
+	iv1.programs = first;
+	iv2.programs = last;
+	CHECK(summary__add(s, &iv1) == 0);
+	CHECK(summary__add(s, &iv2) == 0);
+	text = json_of(s);
+	root = cJSON_Parse(text);
+	programs = cJSON_GetObjectItemCaseSensitive(root, "bpfPrograms");
+	CHECK(cJSON_GetArraySize(programs) == 2);
+	p = cJSON_GetObjectItemCaseSensitive(programs, "cg_sched_switch");
+	CHECK(num(p, "runs") == 40000);
+	CHECK(num(p, "runMillis") == 5);
+	CHECK(num(p, "nanosPerRun") == 125);
+	CHECK(fabs(num(p, "cpuTimePercent") - 0.2) < 1e-12);
+	/* no runs: no time a run */
+	p = cJSON_GetObjectItemCaseSensitive(programs, "cg_cgroup_rmdir");
+	CHECK(num(p, "runs") == 0 && !has(p, "nanosPerRun") && num(p, "cpuTimePercent") == 0);
+	cJSON_Delete(root);
+	free(text);
+	f = open_memstream(&table, &len);
+	summary__print_programs(s, f);
+	fclose(f);
+	CHECK_STR(table,
+		  "cgstat: BPF programs over 1.5 s, 2.5 CPU-seconds online (--bpf-stats):\n"
+		  "cgstat:   program                        runs       run ms    ns/run "
+		  "% of CPU time\n"
+		  "cgstat:   cg_sched_switch               40000        5.000     125.0        "
+		  "0.2000\n"
+		  "cgstat:   cg_cgroup_rmdir                   0        0.000         -        "
+		  "0.0000\n"
+		  "cgstat:   (all)                         40000        5.000     125.0        "
+		  "0.2000\n");
+	free(table);
+	summary__free(s);
+}
+
 /* 5,000 cgroups, listed in opposite orders by two intervals of 0.5 s: each has its own sums. */
 static void test_many(void)
 {
@@ -757,6 +825,7 @@ int main(void)
 	test_exact();
 	test_empty();
 	test_run();
+	test_programs();
 	test_retire_exact();
 	test_retire_reappear();
 	test_retire_other_cgroup();

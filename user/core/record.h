@@ -226,6 +226,17 @@ struct cg_interval_thread {
 	uint64_t busy_ns; /* on-CPU, run-queue and blocked time: what ranks threads */
 };
 
+/*
+ * One of cgstat's BPF programs, with --bpf-stats: its runs and the time they took, as the
+ * kernel's BPF statistics count them (bpf_prog_info's run_cnt and run_time_ns), since cgstat
+ * turned the statistics on (sources/bpf_programs.h).
+ */
+struct cg_program_stats {
+	const char *name; /* libbpf's, whole: the kernel's holds 15 characters */
+	uint64_t runs;
+	uint64_t run_ns;
+};
+
 /* One drain: every cgroup's record for the interval that ended at epoch_ms. */
 struct cg_interval {
 	uint64_t epoch_ms;    /* wall clock at the interval's end */
@@ -235,6 +246,12 @@ struct cg_interval {
 	/* perf column names (perf-stat.csv headers, e.g. "pageFaults"), one per counter[] */
 	int nr_events;
 	const char *const *event_columns;
+	/*
+	 * With --bpf-stats, each loaded program of cgstat's, cumulative since the first
+	 * snapshot (the run's start); 0 and NULL without. Valid until the next interval.
+	 */
+	int nr_programs;
+	const struct cg_program_stats *programs;
 	struct cg_host host;
 	int nr_records;
 	struct cg_record *records;

@@ -58,6 +58,13 @@ struct summary_entry {
 	char name[];
 };
 
+/* One of cgstat's BPF programs over the run, with --bpf-stats. */
+struct summary_program {
+	char *name;
+	uint64_t runs;
+	uint64_t run_ns;
+};
+
 struct summary {
 	struct totals_table labels; /* of summary_entry, first-seen order, which the JSON keeps */
 	/*
@@ -85,6 +92,11 @@ struct summary {
 	uint64_t *host_counts;
 	int nr_host_columns;
 	struct stages *stages; /* with --threads (intervals with pools): made at the first */
+	/* with --bpf-stats: the programs as of the last interval that had them (cumulative) */
+	struct summary_program *programs;
+	int nr_programs;
+	/* each interval's length times its CPUs online: what the programs took a share of */
+	uint64_t cpu_ns;
 };
 
 /* A histogram on the spare list. */
@@ -290,6 +302,44 @@ static int add_host(struct summary *s, const struct cg_host *h)
 	return 0;
 }
 
+static void programs_free(struct summary_program *p, int nr)
+{
+	for (int i = 0; i < nr; i++)
+		free(p[i].name);
+	free(p);
+}
+
+/*
+ * The programs' figures, cumulative: the last interval's are the run's. The same programs come
+ * every interval (they are one object's), so their names are copied once. 0 or -ENOMEM.
+ */
+static int take_programs(struct summary *s, const struct cg_interval *iv)
+{
+	struct summary_program *p = s->programs;
+	int i;
+
+	if (s->nr_programs != iv->nr_programs) {
+		p = calloc(iv->nr_programs, sizeof(*p));
+		if (!p)
+			return -ENOMEM;
+		for (i = 0; i < iv->nr_programs; i++) {
+			p[i].name = strdup(iv->programs[i].name);
+			if (!p[i].name) {
+				programs_free(p, i);
+				return -ENOMEM;
+			}
+		}
+		programs_free(s->programs, s->nr_programs);
+		s->programs = p;
+		s->nr_programs = iv->nr_programs;
+	}
+	for (i = 0; i < iv->nr_programs; i++) {
+		p[i].runs = iv->programs[i].runs;
+		p[i].run_ns = iv->programs[i].run_ns;
+	}
+	return 0;
+}
+
 int summary__add(struct summary *s, const struct cg_interval *iv)
 {
 	const struct cg_record *r;
@@ -332,6 +382,12 @@ int summary__add(struct summary *s, const struct cg_interval *iv)
 		}
 	}
 	s->total_ns += iv->interval_ns;
+	s->cpu_ns += iv->interval_ns * (uint64_t)iv->nr_cpus;
+	if (iv->nr_programs) {
+		err = take_programs(s, iv);
+		if (err)
+			return err;
+	}
 	if (iv->pools && !s->stages && !(s->stages = stages__new()))
 		return -ENOMEM;
 	if (iv->pools) {
@@ -599,6 +655,75 @@ static int json_containers(cJSON *root, const struct summary *s)
 	return json_figures(obj, s, &all, QUANTILES_FROM_HIST, NULL);
 }
 
+/*
+ * "bpfPrograms", with --bpf-stats: each program's runs and run time over the run, its time a
+ * run, and its time as a share of the CPU time there was (the run's length times the CPUs
+ * online): what cgstat's programs took from the machine. 0 or -errno.
+ */
+static int json_programs(cJSON *root, const struct summary *s)
+{
+	const struct summary_program *p;
+	cJSON *programs, *obj;
+	int i, err = 0;
+
+	if (!s->nr_programs)
+		return 0;
+	programs = cJSON_AddObjectToObject(root, "bpfPrograms");
+	if (!programs)
+		return -ENOMEM;
+	for (i = 0; i < s->nr_programs && !err; i++) {
+		p = &s->programs[i];
+		obj = json_add_object(programs, p->name);
+		if (!obj)
+			return -errno;
+		err = json_add_number(obj, "runs", (double)p->runs);
+		if (!err)
+			err = json_add_number(obj, "runMillis", (double)p->run_ns / NSEC_PER_MSEC);
+		if (!err && p->runs)
+			err = json_add_number(obj, "nanosPerRun", (double)p->run_ns / p->runs);
+		if (!err && s->cpu_ns)
+			err = json_add_number(obj, "cpuTimePercent",
+					      100.0 * (double)p->run_ns / (double)s->cpu_ns);
+	}
+	return err;
+}
+
+/* One line of summary__print_programs(): what, runs, run time, ns a run, share of CPU time. */
+static void print_program(FILE *f, const struct summary *s, const char *name, uint64_t runs,
+			  uint64_t run_ns)
+{
+	fprintf(f, "cgstat:   %-22s %12llu %12.3f ", name, (unsigned long long)runs,
+		(double)run_ns / NSEC_PER_MSEC);
+	if (runs)
+		fprintf(f, "%9.1f ", (double)run_ns / (double)runs);
+	else
+		fprintf(f, "%9s ", "-");
+	if (s->cpu_ns)
+		fprintf(f, "%13.4f\n", 100.0 * (double)run_ns / (double)s->cpu_ns);
+	else
+		fprintf(f, "%13s\n", "-");
+}
+
+void summary__print_programs(const struct summary *s, FILE *f)
+{
+	uint64_t runs = 0, run_ns = 0;
+	int i;
+
+	if (!s->nr_programs)
+		return;
+	fprintf(f, "cgstat: BPF programs over %.1f s, %.1f CPU-seconds online (--bpf-stats):\n",
+		(double)s->total_ns / NSEC_PER_SEC, (double)s->cpu_ns / NSEC_PER_SEC);
+	fprintf(f, "cgstat:   %-22s %12s %12s %9s %13s\n", "program", "runs", "run ms", "ns/run",
+		"% of CPU time");
+	for (i = 0; i < s->nr_programs; i++) {
+		print_program(f, s, s->programs[i].name, s->programs[i].runs,
+			      s->programs[i].run_ns);
+		runs += s->programs[i].runs;
+		run_ns += s->programs[i].run_ns;
+	}
+	print_program(f, s, "(all)", runs, run_ns);
+}
+
 /* One figure for summary__print_brief(): its value with its decimals, or "-" without one. */
 static void print_figure(FILE *f, const struct summary *s, const struct cg_record *t,
 			 enum cg_figure fig, const char *before, const char *after)
@@ -678,6 +803,8 @@ char *summary__to_json(const struct summary *s, uint64_t start_ms, uint64_t end_
 	if (!err && s->nr_folded)
 		err = json_add_number(root, "retiredContainersFolded", (double)s->nr_folded);
 	if (!err)
+		err = json_programs(root, s);
+	if (!err)
 		err = stream__json_health(root, health);
 	if (err)
 		goto out;
@@ -718,5 +845,6 @@ void summary__free(struct summary *s)
 	free(s->host_sums);
 	free(s->host_counts);
 	stages__free(s->stages);
+	programs_free(s->programs, s->nr_programs);
 	free(s);
 }

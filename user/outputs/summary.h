@@ -35,7 +35,8 @@ struct summary *summary__new(void);
  * a cgroup only if it was valid in every interval the cgroup appeared in. The event columns
  * are taken from the first interval. A label that was retired and appears again (a new cgroup
  * at the same path) goes on summing into the same entry, which then has no run-queue
- * quantiles, since its earlier cgroup's histogram is gone. 0 or -ENOMEM.
+ * quantiles, since its earlier cgroup's histogram is gone. With --bpf-stats, the BPF programs'
+ * figures (cumulative) are those of the last interval that has them. 0 or -ENOMEM.
  */
 int summary__add(struct summary *s, const struct cg_interval *iv);
 
@@ -68,6 +69,13 @@ void summary__print_brief(const struct summary *s, FILE *f);
  * (stages.h); nothing otherwise.
  */
 void summary__print_stages(const struct summary *s, FILE *f);
+
+/*
+ * With --bpf-stats, a table to f: each of cgstat's BPF programs' runs over the run, their time,
+ * the time a run, and that time as a share of the CPU time there was (the run's length times
+ * the CPUs online), and the programs together; nothing without.
+ */
+void summary__print_programs(const struct summary *s, FILE *f);
 
 void summary__free(struct summary *s);
 

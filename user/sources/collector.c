@@ -534,6 +534,11 @@ bool collector__multiplexed(const struct collector *c)
 	return c->skel->bss->multiplexed;
 }
 
+struct bpf_object *collector__object(const struct collector *c)
+{
+	return c->skel->obj;
+}
+
 int collector__preempters(struct collector *c, uint32_t nr_slots, const struct cg_preempter **pairs,
 			  size_t *nr)
 {

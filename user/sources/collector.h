@@ -2,7 +2,7 @@
 /*
  * The BPF side's lifecycle: load and attach the scheduler programs, seed the tasks that
  * already exist, take consistent snapshots of every slot, and free the slots of removed
- * cgroups. The only module (with perf_counters) that talks to libbpf.
+ * cgroups. The only module (with perf_counters and bpf_programs) that talks to libbpf.
  */
 #ifndef CGSTAT_COLLECTOR_H
 #define CGSTAT_COLLECTOR_H
@@ -13,6 +13,7 @@
 #include "bpf/cgstat.h"
 #include "core/record.h"
 
+struct bpf_object;
 struct collector;
 
 struct collector_opts {
@@ -108,6 +109,9 @@ void collector__health(const struct collector *c, struct cg_health *health);
 
 /* Whether some perf counter was multiplexed (and its counts scaled) since start. */
 bool collector__multiplexed(const struct collector *c);
+
+/* The loaded BPF object, for what reads its programs' statistics (bpf_programs.h). */
+struct bpf_object *collector__object(const struct collector *c);
 
 void collector__close(struct collector *c);
 

@@ -5,7 +5,8 @@ makes them, /docker/ID, each with a process that wakes every 100 ms) named by an
 tests' fake one, answering the Engine API with all N), against the same cgroups with --no-names.
 Runs alternate (A B A B ...) so that the machine's drift falls on both; each config's cgstat CPU
 time per interval (every thread's sum_exec_runtime over the run) and drain time (cgstat's own
-/metrics gauge cgstat_drain_seconds, read each interval) are given as medians, side by side.
+/metrics counters: cgstat_drain_seconds_total over cgstat_drains_total between two reads a run
+apart) are given as medians, side by side.
 
     bench/names.py --cgstat build/cgstat [--containers 200] [--rounds 5] [--seconds 10]
 
@@ -55,15 +56,19 @@ def cpu_seconds(pid):
     return total / 1e9
 
 
-def drain_seconds(port):
+def drain_totals(port):
+    """(cgstat_drain_seconds_total, cgstat_drains_total), or None."""
+    got = {}
     try:
         with urllib.request.urlopen("http://127.0.0.1:%d/metrics" % port, timeout=5) as r:
             for line in r.read().decode().splitlines():
-                if line.startswith("cgstat_drain_seconds "):
-                    return float(line.split()[1])
+                name, _, value = line.partition(" ")
+                if name in ("cgstat_drain_seconds_total", "cgstat_drains_total"):
+                    got[name] = float(value)
     except OSError:
         pass
-    return None
+    return (got["cgstat_drain_seconds_total"], got["cgstat_drains_total"]) if len(got) == 2 \
+        else None
 
 
 def one_run(cgstat, env, extra, seconds):
@@ -72,16 +77,15 @@ def one_run(cgstat, env, extra, seconds):
                             env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     time.sleep(2)  # loaded, attached, names listed
     start = cpu_seconds(proc.pid)
-    drains = []
-    for _ in range(seconds):
-        time.sleep(1)
-        d = drain_seconds(port)
-        if d is not None:
-            drains.append(d)
+    first = drain_totals(port)
+    time.sleep(seconds)
+    last = drain_totals(port)
     used = cpu_seconds(proc.pid) - start
     proc.send_signal(signal.SIGINT)
     proc.wait(30)
-    return used / seconds, statistics.median(drains) if drains else float("nan")
+    if not first or not last or last[1] <= first[1]:
+        return used / seconds, float("nan")
+    return used / seconds, (last[0] - first[0]) / (last[1] - first[1])
 
 
 def main():

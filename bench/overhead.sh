@@ -7,7 +7,8 @@
 # saves the raw numbers as CSV. Needs root; installs what it lacks with apt-get and builds
 # cgstat into build-bench/ (or --build-dir) first.
 #
-#   bench/overhead.sh [--rounds N] [--quick] [--out DIR] [--build-dir DIR] [--compare CGSTAT]
+#   bench/overhead.sh [--rounds N] [--quick] [--drain-only] [--out DIR] [--build-dir DIR]
+#                     [--compare CGSTAT]
 #
 # Each round runs every scenario once under every configuration, the configurations in an
 # order that rotates from round to round and scenario to scenario, so that a slow spell of the
@@ -18,15 +19,19 @@ REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 ROUNDS=5
 ROUNDS_GIVEN=0
 QUICK=0
+DRAIN_ONLY=0
 OUT=""
 REF=""
 BUILD_DIR=${BUILD_DIR:-$REPO/build-bench}
 
 usage() {
 	cat <<EOF
-Usage: bench/overhead.sh [--rounds N] [--quick] [--out DIR] [--build-dir DIR] [--compare CGSTAT]
+Usage: bench/overhead.sh [--rounds N] [--quick] [--drain-only] [--out DIR] [--build-dir DIR]
+                         [--compare CGSTAT]
   --rounds N       rounds of every scenario under every configuration (default 5)
   --quick          small workloads and one round (unless --rounds): a smoke run
+  --drain-only     the 1,000-cgroup drain scenario alone (with --compare: the reference
+                   binary's cgstat-all and cgstat-all-listen beside)
   --out DIR        where the CSV and the table go (default bench/results/)
   --build-dir DIR  cgstat's build directory (default build-bench/, or \$BUILD_DIR)
   --compare CGSTAT another cgstat binary (say, a build of the previous commit), run as the
@@ -41,6 +46,7 @@ while [ $# -gt 0 ]; do
 		[ $# -ge 2 ] && [[ "$2" =~ ^[1-9][0-9]*$ ]] || { usage >&2; exit 2; }
 		ROUNDS=$2; ROUNDS_GIVEN=1; shift 2 ;;
 	--quick) QUICK=1; shift ;;
+	--drain-only) DRAIN_ONLY=1; shift ;;
 	--out)
 		[ $# -ge 2 ] || { usage >&2; exit 2; }
 		OUT=$2; shift 2 ;;
@@ -269,12 +275,12 @@ start_tracer() {
 		taskset -c $TRACER_CPU "$CGSTAT" -q -v -i 1 >"$TLOG" 2>&1 &
 		TRACER_PID=$!
 		wait_for $TRACER_PID "$TLOG" "cgstat: attached" ;;
-	cgstat-all-listen)
-		taskset -c $TRACER_CPU "$CGSTAT" -q -v -i 1 -o "$TDIR" --listen "127.0.0.1:$LISTEN_PORT" \
-			>"$TLOG" 2>&1 &
+	cgstat-all-listen | cgstat-all-listen-idle | ref-all-listen)
+		taskset -c $TRACER_CPU "$(cgstat_of "$config")" -q -v -i 1 -o "$TDIR" \
+			--listen "127.0.0.1:$LISTEN_PORT" >"$TLOG" 2>&1 &
 		TRACER_PID=$!
 		wait_for $TRACER_PID "$TLOG" "cgstat: attached"
-		start_scraper ;;
+		[ "$config" = cgstat-all-listen-idle ] || start_scraper ;;
 	cgstat-one | ref-one)
 		taskset -c $TRACER_CPU "$(cgstat_of "$config")" -q -v -i 1 -o "$TDIR" \
 			-c "bench=$SCRATCH/$first" \
@@ -430,11 +436,17 @@ run_switch_scenario() {
 # interval (the start is reported apart, as startup_cpu_ms), and its peak RSS. cgstat-all
 # writes its CSV files (-o) as in the other scenarios; cgstat-all-noout computes the same rows
 # and writes nothing, which tells the drain apart from the formatting.
-DRAIN_CONFIGS=(cgstat-all cgstat-all-noout cgstat-all-listen cgstat-one bpftrace)
+DRAIN_CONFIGS=(cgstat-all cgstat-all-noout cgstat-all-listen cgstat-all-listen-idle cgstat-one
+	bpftrace)
+# --drain-only: cgstat's own configurations, what a change to the drain or --listen moves
+[ "$DRAIN_ONLY" = 1 ] && DRAIN_CONFIGS=(cgstat-all cgstat-all-noout cgstat-all-listen
+	cgstat-all-listen-idle)
+[ -n "$REF" ] && DRAIN_CONFIGS+=(ref-all ref-all-listen)
 
 # cgstat-all-listen: cgstat-all with --listen, scraped once a second as a Prometheus set to a 1 s
 # scrape interval would (through bash's /dev/tcp: no client to install). The listener's thread
-# renders the page, so its work counts in cgstat's CPU beside the drain's.
+# renders the page, so its work counts in cgstat's CPU beside the drain's. cgstat-all-listen-idle:
+# the same never scraped, what --listen adds to the drain itself.
 LISTEN_PORT=19477
 start_scraper() {
 	rm -f "$WORK/scrape.txt"
@@ -530,6 +542,7 @@ LOAD_START=$(cut -d' ' -f1-3 /proc/loadavg)
 awk '$1 > 0.5 { exit 1 }' /proc/loadavg ||
 	say "warning: load average $LOAD_START before the start: expect noisy figures"
 say "$ROUNDS round(s); logs in $WORK"
+[ "$DRAIN_ONLY" = 1 ] && SCENARIOS=()
 for ((r = 1; r <= ROUNDS; r++)); do
 	for ((s = 0; s < ${#SCENARIOS[@]}; s++)); do
 		n=${#CONFIGS[@]}
@@ -548,6 +561,7 @@ for ((r = 1; r <= ROUNDS; r++)); do
 	kill -TERM $DRAIN_PID
 	wait $DRAIN_PID || die "drainload failed"
 	DRAIN_PID=""
+	[ "$DRAIN_ONLY" = 1 ] && continue
 	run_pool_scenario $r threads $THREADS_SLEEPERS $THREADS_BUSY
 	start_churn
 	run_pool_scenario $r churn $CHURN_SLEEPERS $CHURN_BUSY
@@ -595,6 +609,7 @@ run_bpf_stats() {
 }
 
 for scen in pingpong-same pingpong-cross; do
+	[ "$DRAIN_ONLY" = 1 ] && break
 	for config in cgstat-all cgstat-one; do
 		run_bpf_stats $scen $config
 	done
@@ -687,7 +702,8 @@ for scen in ["drain", "threads", "churn"]:
           "peak RSS (MB, max) | start to attached (ms, median; max) | rows per interval | "
           "switches per second (median) |" % titles[scen])
     print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
-    for config in ["cgstat-all", "cgstat-all-noout", "cgstat-all-listen", "cgstat-one",
+    for config in ["cgstat-all", "cgstat-all-noout", "cgstat-all-listen",
+                   "cgstat-all-listen-idle", "ref-all", "ref-all-listen", "cgstat-one",
                    "cgstat-threads", "bpftrace"]:
         c = vals(scen, config, "cpu_ms_per_interval")
         if not c:

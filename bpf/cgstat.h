@@ -49,6 +49,12 @@ enum cg_count {
 	CG_PREEMPTED_BY_SAME,
 	CG_PREEMPTED_BY_OTHER,
 	CG_PREEMPTED_BY_KERNEL,
+	/*
+	 * Not a count but a sum per event: the lengths of the waits the histogram counts (each
+	 * switch-in from the run queue), so that /metrics' _sum covers exactly its _count; the
+	 * waits recovered without a length are in CG_RUNQ_WAITS and run-queue time only.
+	 */
+	CG_RUNQ_MEASURED_NS,
 	CG_NR_COUNTS,
 };
 

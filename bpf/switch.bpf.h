@@ -331,6 +331,7 @@ static __always_inline void count_switch_in(struct cg_slot_live *live, const str
 	if (in->from != CG_RUNQ)
 		return;
 	live->count[CG_RUNQ_WAITS]++;
+	live->count[CG_RUNQ_MEASURED_NS] += in->wait;
 	if (in->bucket < CG_HIST_BUCKETS)
 		live->runq_hist[in->bucket]++;
 	if (in->wait > live->runq_max_ns)

@@ -471,15 +471,13 @@ static int interval_show(struct run *r, const struct cg_interval *iv)
 }
 
 /*
- * iv to every output. The order holds two constraints: a removed cgroup is retired
- * (slots__end_interval()) only after its last record went into the summary and the metrics,
- * and the listener publishes the metrics only once that interval's retirements are in them.
+ * iv to every output. The order holds one constraint: a removed cgroup is retired
+ * (slots__end_interval()) only after its last record went into the summary and the metrics.
  * 0, or -errno when the run must end.
  */
 static int interval_publish(struct run *r, const struct cg_interval *iv,
 			    const struct cg_slot_snap *snap, uint32_t nr_slots, uint64_t mono_ns)
 {
-	struct metrics_snapshot *s;
 	int err;
 
 	err = interval_show(r, iv);
@@ -501,12 +499,6 @@ static int interval_publish(struct run *r, const struct cg_interval *iv,
 			return err;
 	}
 	slots__end_interval(r->slots, snap, nr_slots, retire_cgroup, r);
-	if (r->listener) {
-		/* the sums as of this interval; an old snapshot stays served if this one fails */
-		s = metrics__snapshot(r->metrics);
-		if (s)
-			listener__publish(r->listener, s);
-	}
 	return 0;
 }
 
@@ -765,7 +757,7 @@ static int run_prepare(struct run *r)
 	if (r->opts.output_dir && output_open(r))
 		return 1;
 	if (r->opts.listen_addr) {
-		r->metrics = metrics__new(r->events.names, r->events.nr);
+		r->metrics = metrics__new(r->events.names, r->events.nr, libbpf_version_string());
 		r->listener = r->metrics ? listener__bind(r->opts.listen_addr, r->opts.listen_port)
 					 : NULL;
 		if (!r->listener) {
@@ -917,7 +909,7 @@ static int run_drop_privileges(struct run *r)
 		fprintf(stderr, "cgstat: cannot drop privileges: %s\n", strerror(-err));
 		return err;
 	}
-	err = r->listener ? listener__serve(r->listener) : 0;
+	err = r->listener ? listener__serve(r->listener, r->metrics) : 0;
 	if (err) {
 		fprintf(stderr, "cgstat: --listen %s:%s: %s\n", r->opts.listen_addr,
 			r->opts.listen_port, strerror(-err));

@@ -25,6 +25,7 @@ import re
 import signal
 import subprocess
 import time
+import urllib.request
 
 import harness as h
 
@@ -124,13 +125,19 @@ def with_stats(args, cg, plain):
     """cgstat --bpf-stats over a window of known switches, checked against bpftool's readings
     of its programs and the machine's context switches."""
     before = ctxt()
-    cgstat = h.Cgstat(args.cgstat, ["-q", "-i", "0.5", "--bpf-stats", "-c", "w=" + cg])
+    port = h.free_port()
+    cgstat = h.Cgstat(args.cgstat, ["-q", "-i", "0.5", "--bpf-stats", "-c", "w=" + cg,
+                                    "--listen", str(port)])
     start = programs_of(cgstat.proc.pid)
     c0 = ctxt()
     plain0 = switch_runs(plain)
     report = h.run_workload(args.workload, cg, "pingpong", ROUND_TRIPS, 0)
     c1 = ctxt()
     end = programs_of(cgstat.proc.pid)
+    # two intervals later, /metrics has every run of the window
+    cgstat.wait_intervals(time.time() * 1000, 2)
+    with urllib.request.urlopen("http://127.0.0.1:%d/metrics" % port, timeout=10) as r:
+        page = r.read().decode()
     h.check(switch_runs(plain) > plain0, "with --bpf-stats: another cgstat's programs timed "
             "too (its cg_sched_switch's run_cnt %d, then %d)" % (plain0, switch_runs(plain)))
     h.check(stats_sysctl() == 0, "with --bpf-stats: kernel.bpf_stats_enabled stays 0 (the fd "
@@ -159,6 +166,19 @@ def with_stats(args, cg, plain):
                 "%s: run time %.3f ms, bpftool's in the window %.4f ms, and up to %d us for each "
                 "of the %d runs outside it" % (name, p["runMillis"], ns / 1e6,
                                                MAX_RUN_NS // 1000, outside))
+    # /metrics: one series a program, by its whole name, between the window's and the end's runs
+    served = {}
+    for m in re.finditer(r'^cgstat_bpf_program_runs_total\{program="([^"]*)"\} (\d+)$', page,
+                         re.M):
+        served.setdefault(m.group(1), []).append(int(m.group(2)))
+    lint = subprocess.run(["promtool", "check", "metrics"], input=page.encode(),
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    h.check(lint.returncode == 0 and set(served) == set(end)
+            and all(len(v) == 1 and window[n][0] <= v[0] <= got.get(n, {}).get("runs", 0)
+                    for n, v in served.items()),
+            "/metrics: one cgstat_bpf_program_runs_total a loaded program (%s), each between "
+            "bpftool's window and the summary's total; promtool exit %d %s"
+            % (sorted(served), lint.returncode, lint.stdout.decode()[-200:]))
     runs = got.get("cg_sched_switch", {}).get("runs", 0)
     win = window["cg_sched_switch"][0]
     h.check_count("cg_sched_switch runs against the machine's switches", runs, win, 0,

@@ -361,11 +361,16 @@ def hostile_engine(args, tmp):
     h.check(HOSTILE in cgstat.summary()["containers"], "hostile name: the summary's key")
     checked = subprocess.run(["promtool", "check", "metrics"], input=metrics.encode(),
                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-    escaped = 'container="%s"' % (HOSTILE.replace("\\", "\\\\").replace('"', '\\"')
-                                  .replace("\n", "\\n"))
-    h.check(checked.returncode == 0 and escaped in metrics,
-            "hostile name: /metrics escapes it (%s), promtool exit %d %s"
-            % (escaped in metrics, checked.returncode, checked.stdout.decode()[-200:]))
+    escaped = HOSTILE.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+    info = [line for line in metrics.splitlines()
+            if line.startswith('cgstat_cgroup_info{cgroup="%s"' % escaped)]
+    h.check(checked.returncode == 0 and 'cgstat_cpu_seconds_total{cgroup="%s"}' % escaped
+            in metrics and len(info) == 1 and 'container_name="%s"' % escaped in info[0]
+            and 'compose_service="%s"' % escaped in info[0]
+            and 'container_id="%s"' % named in info[0],
+            "hostile name: /metrics escapes it in the cgroup label and in cgstat_cgroup_info's "
+            "container_name and compose_service (%s), promtool exit %d %s"
+            % (info[:1], checked.returncode, checked.stdout.decode()[-200:]))
     # its newline escaped (\x0a, where the column is wide enough to show it), never a line of
     # its own
     h.check(any('=1+1 "q"' in line for line in drawn) and

@@ -91,6 +91,8 @@ const struct cg_figure_column figure_columns[CG_NR_FIGURES] = {
 					      CGROUPFS(CG_FS_CPU_FULL_NS, MILLIS) },
 	[CG_FIG_MEMORY_PRESSURE_SOME_MILLIS] = { "memoryPressureSomeMillis", CG_UNIT_FINE,
 						 CGROUPFS(CG_FS_MEMORY_SOME_NS, MILLIS) },
+	[CG_FIG_MEMORY_PRESSURE_FULL_MILLIS] = { "memoryPressureFullMillis", CG_UNIT_FINE,
+						 CGROUPFS(CG_FS_MEMORY_FULL_NS, MILLIS) },
 	[CG_FIG_IO_PRESSURE_SOME_MILLIS] = { "ioPressureSomeMillis", CG_UNIT_FINE,
 					     CGROUPFS(CG_FS_IO_SOME_NS, MILLIS) },
 	[CG_FIG_IO_PRESSURE_FULL_MILLIS] = { "ioPressureFullMillis", CG_UNIT_FINE,

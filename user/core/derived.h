@@ -102,6 +102,7 @@ enum cg_figure {
 	CG_FIG_CPU_PRESSURE_SOME_MILLIS,
 	CG_FIG_CPU_PRESSURE_FULL_MILLIS,
 	CG_FIG_MEMORY_PRESSURE_SOME_MILLIS,
+	CG_FIG_MEMORY_PRESSURE_FULL_MILLIS, /* on /metrics only, as its CG_FS_ */
 	CG_FIG_IO_PRESSURE_SOME_MILLIS,
 	CG_FIG_IO_PRESSURE_FULL_MILLIS,
 	CG_FIG_BUSIEST_THREAD_CORES, /* the thread that ran most: its on-CPU time / interval */
@@ -198,7 +199,7 @@ extern const char *const verdict_names[CG_NR_VERDICTS];
 /*
  * The verdict on r, whose amounts cover interval_ns on a machine of nr_cpus CPUs online, and
  * into text (cut at len) its column: the name, with what it names after a colon where the
- * rules say (contended:other:/x.slice, blocked:io, serial:COMM:TID).
+ * rules say (contended:other:/x.slice, blocked:io, serial:COMM:TID); len 0: the verdict alone.
  */
 enum cg_verdict record_verdict(const struct cg_record *r, uint64_t interval_ns, int nr_cpus,
 			       char *text, size_t len);

@@ -5,10 +5,18 @@
 
 void hist_add(struct cg_hist *dst, const struct cg_hist *src)
 {
+	uint64_t left = src->count;
 	int b;
 
-	for (b = 0; b < CG_HIST_BUCKETS; b++)
+	/*
+	 * Up to src's last wait (its count is its buckets' sum, as hist_quantile() relies on):
+	 * most histograms are a few short buckets, and adding all 305 of each into 1,000 others
+	 * was a twelfth of the drain's time, most of it in cache misses on dst.
+	 */
+	for (b = 0; left && b < CG_HIST_BUCKETS; b++) {
 		dst->bucket[b] += src->bucket[b];
+		left -= left < src->bucket[b] ? left : src->bucket[b];
+	}
 	dst->count += src->count;
 }
 

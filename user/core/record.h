@@ -60,6 +60,7 @@ enum cg_cgroupfs {
 	CG_FS_MEMORY_SOME_NS,
 	CG_FS_IO_SOME_NS,
 	CG_FS_IO_FULL_NS,
+	CG_FS_MEMORY_FULL_NS, /* on /metrics only: cgroup-stats.csv keeps its columns */
 	CG_NR_CGROUPFS,
 };
 

@@ -54,8 +54,7 @@ struct client {
 struct listener {
 	struct MHD_Daemon *daemon;
 	int fd;
-	pthread_mutex_t lock; /* guards current: held for a pointer copy and a reference */
-	struct metrics_snapshot *current;
+	struct metrics *metrics; /* copied at each scrape (metrics__snapshot()) */
 	struct client *clients;
 };
 
@@ -167,16 +166,6 @@ static void request_done(void *cls, struct MHD_Connection *conn, void **req_cls,
 		c->since_ns = clock_ns(CLOCK_MONOTONIC);
 }
 
-static struct metrics_snapshot *current_get(struct listener *l)
-{
-	struct metrics_snapshot *s;
-
-	pthread_mutex_lock(&l->lock);
-	s = metrics_snapshot__get(l->current);
-	pthread_mutex_unlock(&l->lock);
-	return s;
-}
-
 static enum MHD_Result reply(struct MHD_Connection *conn, unsigned int status, char *body,
 			     size_t len, const char *type, enum MHD_ResponseMemoryMode mode)
 {
@@ -234,9 +223,9 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
 	if (strcmp(url, "/metrics"))
 		return reply_static(conn, MHD_HTTP_NOT_FOUND, "not found; GET /metrics\n");
 	om = wants_openmetrics(conn);
-	s = current_get(l);
-	text = metrics_snapshot__render(s, om, &len);
-	metrics_snapshot__put(s);
+	s = metrics__snapshot(l->metrics);
+	text = s ? metrics_snapshot__render(s, om, &len) : NULL;
+	metrics_snapshot__free(s);
 	if (!text)
 		return reply_static(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
 	return reply(conn, MHD_HTTP_OK, text, len,
@@ -288,11 +277,9 @@ struct listener *listener__bind(const char *addr, const char *port)
 
 	if (!l)
 		return NULL;
-	pthread_mutex_init(&l->lock, NULL);
 	l->fd = bind_socket(addr, port);
 	if (l->fd < 0) {
 		err = l->fd;
-		pthread_mutex_destroy(&l->lock);
 		free(l);
 		errno = -err;
 		return NULL;
@@ -300,11 +287,12 @@ struct listener *listener__bind(const char *addr, const char *port)
 	return l;
 }
 
-int listener__serve(struct listener *l)
+int listener__serve(struct listener *l, struct metrics *m)
 {
 	sigset_t all, old;
 	int err;
 
+	l->metrics = m;
 	/*
 	 * The server's thread takes no signal: SIGINT and SIGCHLD must reach the main thread,
 	 * whose sleep they cut short.
@@ -328,17 +316,6 @@ int listener__serve(struct listener *l)
 	return 0;
 }
 
-void listener__publish(struct listener *l, struct metrics_snapshot *s)
-{
-	struct metrics_snapshot *old;
-
-	pthread_mutex_lock(&l->lock);
-	old = l->current;
-	l->current = s;
-	pthread_mutex_unlock(&l->lock);
-	metrics_snapshot__put(old);
-}
-
 void listener__stop(struct listener *l)
 {
 	if (!l)
@@ -348,7 +325,5 @@ void listener__stop(struct listener *l)
 		MHD_stop_daemon(l->daemon);
 	else
 		close(l->fd);
-	metrics_snapshot__put(l->current);
-	pthread_mutex_destroy(&l->lock);
 	free(l);
 }

@@ -1,10 +1,9 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * --listen: /metrics over HTTP (libmicrohttpd), in its own thread. The drain publishes a
- * snapshot each interval and never waits on a client: a scrape takes a reference to the
- * snapshot under a lock held for a pointer copy, and renders it in the server's thread. Slow or
- * hostile clients are bounded by libmicrohttpd's limits (connections, per-connection memory,
- * idle timeout), set in listener.c.
+ * --listen: /metrics over HTTP (libmicrohttpd), in its own thread. The drain never waits on a
+ * client: a scrape copies the metrics' sums (metrics__snapshot()) and renders the copy in the
+ * server's thread. Slow or hostile clients are bounded by libmicrohttpd's limits (connections,
+ * per-connection memory, idle timeout), set in listener.c.
  */
 #ifndef CGSTAT_LISTENER_H
 #define CGSTAT_LISTENER_H
@@ -21,14 +20,11 @@ struct listener;
 struct listener *listener__bind(const char *addr, const char *port);
 
 /*
- * Serve until stopped, from a thread made here. Called once privileges are dropped: a thread
+ * Serve m until stopped, from a thread made here. Called once privileges are dropped: a thread
  * takes its capabilities and ids from the one that makes it, and the server's thread parses
- * what the network sends. 0 or -errno.
+ * what the network sends. m must outlive the listener. 0 or -errno.
  */
-int listener__serve(struct listener *l);
-
-/* Serve s from now on; takes the caller's reference to s. */
-void listener__publish(struct listener *l, struct metrics_snapshot *s);
+int listener__serve(struct listener *l, struct metrics *m);
 
 /* Stop serving, close every connection and free l. */
 void listener__stop(struct listener *l);

@@ -9,139 +9,231 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <pthread.h>
+
 #include "core/derived.h"
 #include "core/totals.h"
-#include "lib/util.h"
+#include "lib/process_self.h"
 #include "lib/utf8.h"
+#include "lib/util.h"
 
 enum metric_kind {
 	METRIC_COUNTER, /* the figure's amount summed over every interval since the start */
-	METRIC_GAUGE,	/* the figure in the last interval the container had a record in */
+	METRIC_GAUGE,	/* the figure in the last interval the cgroup had a record in */
 };
 
 /*
- * One sample of a container: the family it belongs to, the labels beside container that tell
- * it from the family's other samples, and the figure it is made of. A family's samples are
- * adjacent, its help and kind given by the first. A new figure on /metrics is one line here.
+ * One sample of a cgroup: the family it belongs to, the labels beside cgroup that tell it from
+ * the family's other samples, and the figure it is made of. A family's samples are adjacent,
+ * its help and kind given by the first. Every family has one unit (seconds or a count), and
+ * its samples add up over their labels (each is a part of the whole, none holds another). A
+ * new figure on /metrics is one line here; pool: a thread pool's too, as cgstat_pool_* with a
+ * pool label beside cgroup (with --threads).
  */
 struct metric_def {
 	const char *family; /* without _total; ends in _seconds when the figure is a time */
 	enum metric_kind kind;
 	const char *labels; /* k="v" pairs, or NULL */
 	enum cg_figure figure;
+	bool pool;
 	const char *help;
 };
 
 static const struct metric_def metric_defs[] = {
-	{ "cgstat_cpu_seconds", METRIC_COUNTER, NULL, CG_FIG_ONCPU_MILLIS,
-	  "Time the container's threads ran on a CPU (what cpu.stat usage_usec counts)" },
-	{ "cgstat_runqueue_wait_seconds", METRIC_COUNTER, NULL, CG_FIG_RUNQ_MILLIS,
-	  "Time the container's threads waited runnable in a run queue" },
-	{ "cgstat_offcpu_seconds", METRIC_COUNTER, "state=\"sleep\"", CG_FIG_SLEEP_MILLIS,
-	  "Time the container's threads were off CPU: sleeping (S) or blocked (D)" },
-	{ "cgstat_offcpu_seconds", METRIC_COUNTER, "state=\"blocked\"", CG_FIG_BLOCKED_MILLIS },
-	{ "cgstat_stolen_seconds", METRIC_COUNTER, NULL, CG_FIG_STOLEN_MILLIS,
-	  "Time a hypervisor or interrupts took while the container's threads were on CPU" },
-	{ "cgstat_context_switches", METRIC_COUNTER, "kind=\"voluntary\"", CG_FIG_VCSW,
-	  "Context switches of the container's threads: voluntary (they blocked or slept) or "
+	{ "cgstat_cpu_seconds", METRIC_COUNTER, NULL, CG_FIG_ONCPU_MILLIS, true,
+	  "Time the cgroup's threads ran on a CPU (what cpu.stat usage_usec counts)" },
+	{ "cgstat_runqueue_wait_seconds", METRIC_COUNTER, NULL, CG_FIG_RUNQ_MILLIS, true,
+	  "Time the cgroup's threads waited runnable in a run queue" },
+	{ "cgstat_offcpu_seconds", METRIC_COUNTER, "state=\"sleep\"", CG_FIG_SLEEP_MILLIS, true,
+	  "Time the cgroup's threads were off CPU: sleeping (S) or blocked (D)" },
+	{ "cgstat_offcpu_seconds", METRIC_COUNTER, "state=\"blocked\"", CG_FIG_BLOCKED_MILLIS,
+	  true },
+	{ "cgstat_stolen_seconds", METRIC_COUNTER, NULL, CG_FIG_STOLEN_MILLIS, false,
+	  "Time a hypervisor or interrupts took while the cgroup's threads were on CPU" },
+	{ "cgstat_context_switches", METRIC_COUNTER, "switch=\"voluntary\"", CG_FIG_VCSW, true,
+	  "Context switches of the cgroup's threads: voluntary (they blocked or slept) or "
 	  "involuntary (preempted)" },
-	{ "cgstat_context_switches", METRIC_COUNTER, "kind=\"involuntary\"", CG_FIG_IVCSW },
-	{ "cgstat_preemptions", METRIC_COUNTER, "by=\"same_cgroup\"", CG_FIG_PREEMPTED_SAME,
+	{ "cgstat_context_switches", METRIC_COUNTER, "switch=\"involuntary\"", CG_FIG_IVCSW, true },
+	{ "cgstat_preemptions", METRIC_COUNTER, "by=\"same_cgroup\"", CG_FIG_PREEMPTED_SAME, false,
 	  "Involuntary switches by what took the CPU: a thread of the same cgroup, of another, "
 	  "or a kernel thread" },
 	{ "cgstat_preemptions", METRIC_COUNTER, "by=\"other_cgroup\"", CG_FIG_PREEMPTED_OTHER },
 	{ "cgstat_preemptions", METRIC_COUNTER, "by=\"kernel\"", CG_FIG_PREEMPTED_KERNEL },
-	{ "cgstat_migrations", METRIC_COUNTER, NULL, CG_FIG_MIGRATIONS,
-	  "Moves of the container's threads to another CPU" },
-	{ "cgstat_runqueue_waits", METRIC_COUNTER, NULL, CG_FIG_RUNQ_WAITS,
-	  "Run-queue waits of the container's threads, each ended by a switch-in" },
-	{ "cgstat_page_faults", METRIC_COUNTER, "kind=\"minor\"", CG_FIG_MINOR_FAULTS,
-	  "Page faults of the container's threads: minor (no I/O) or major (waited for I/O)" },
-	{ "cgstat_page_faults", METRIC_COUNTER, "kind=\"major\"", CG_FIG_MAJOR_FAULTS },
-	{ "cgstat_cfs_periods", METRIC_COUNTER, NULL, CG_FIG_PERIODS,
+	{ "cgstat_migrations", METRIC_COUNTER, NULL, CG_FIG_MIGRATIONS, false,
+	  "Moves of the cgroup's threads to another CPU" },
+	{ "cgstat_page_faults", METRIC_COUNTER, "fault=\"minor\"", CG_FIG_MINOR_FAULTS, false,
+	  "Page faults of the cgroup's threads: minor (no I/O) or major (waited for I/O)" },
+	{ "cgstat_page_faults", METRIC_COUNTER, "fault=\"major\"", CG_FIG_MAJOR_FAULTS },
+	{ "cgstat_cfs_periods", METRIC_COUNTER, NULL, CG_FIG_PERIODS, false,
 	  "CFS bandwidth periods with runnable threads (cpu.stat nr_periods)" },
-	{ "cgstat_cfs_throttled_periods", METRIC_COUNTER, NULL, CG_FIG_THROTTLED_PERIODS,
+	{ "cgstat_cfs_throttled_periods", METRIC_COUNTER, NULL, CG_FIG_THROTTLED_PERIODS, false,
 	  "CFS bandwidth periods the quota ran out in (cpu.stat nr_throttled)" },
-	{ "cgstat_cfs_throttled_seconds", METRIC_COUNTER, NULL, CG_FIG_THROTTLED_MILLIS,
-	  "Time the container was throttled (cpu.stat throttled_usec)" },
-	{ "cgstat_pressure_seconds", METRIC_COUNTER, "resource=\"cpu\",kind=\"some\"",
-	  CG_FIG_CPU_PRESSURE_SOME_MILLIS,
-	  "Stall time of the container's pressure files (total= of cpu, memory and io.pressure)" },
-	{ "cgstat_pressure_seconds", METRIC_COUNTER, "resource=\"cpu\",kind=\"full\"",
-	  CG_FIG_CPU_PRESSURE_FULL_MILLIS },
-	{ "cgstat_pressure_seconds", METRIC_COUNTER, "resource=\"memory\",kind=\"some\"",
-	  CG_FIG_MEMORY_PRESSURE_SOME_MILLIS },
-	{ "cgstat_pressure_seconds", METRIC_COUNTER, "resource=\"io\",kind=\"some\"",
-	  CG_FIG_IO_PRESSURE_SOME_MILLIS },
-	{ "cgstat_pressure_seconds", METRIC_COUNTER, "resource=\"io\",kind=\"full\"",
-	  CG_FIG_IO_PRESSURE_FULL_MILLIS },
-	{ "cgstat_threads", METRIC_GAUGE, NULL, CG_FIG_TASKS,
-	  "Threads in the container at the end of the last interval" },
-	{ "cgstat_busiest_thread_cores", METRIC_GAUGE, NULL, CG_FIG_BUSIEST_THREAD_CORES,
-	  "On-CPU time of the container's busiest thread over the last interval" },
+	{ "cgstat_cfs_throttled_seconds", METRIC_COUNTER, NULL, CG_FIG_THROTTLED_MILLIS, false,
+	  "Time the cgroup was throttled (cpu.stat throttled_usec)" },
+	/* node_exporter's names for the same lines of /proc/pressure */
+	{ "cgstat_pressure_cpu_waiting_seconds", METRIC_COUNTER, NULL,
+	  CG_FIG_CPU_PRESSURE_SOME_MILLIS, false,
+	  "Time some of the cgroup's threads waited for a CPU (cpu.pressure some total=)" },
+	{ "cgstat_pressure_cpu_stalled_seconds", METRIC_COUNTER, NULL,
+	  CG_FIG_CPU_PRESSURE_FULL_MILLIS, false,
+	  "Time all of the cgroup's runnable threads waited for a CPU (cpu.pressure full total=)" },
+	{ "cgstat_pressure_memory_waiting_seconds", METRIC_COUNTER, NULL,
+	  CG_FIG_MEMORY_PRESSURE_SOME_MILLIS, false,
+	  "Time some of the cgroup's threads waited for memory (memory.pressure some total=)" },
+	{ "cgstat_pressure_memory_stalled_seconds", METRIC_COUNTER, NULL,
+	  CG_FIG_MEMORY_PRESSURE_FULL_MILLIS, false,
+	  "Time all of the cgroup's threads waited for memory (memory.pressure full total=)" },
+	{ "cgstat_pressure_io_waiting_seconds", METRIC_COUNTER, NULL,
+	  CG_FIG_IO_PRESSURE_SOME_MILLIS, false,
+	  "Time some of the cgroup's threads waited for I/O (io.pressure some total=)" },
+	{ "cgstat_pressure_io_stalled_seconds", METRIC_COUNTER, NULL,
+	  CG_FIG_IO_PRESSURE_FULL_MILLIS, false,
+	  "Time all of the cgroup's threads waited for I/O (io.pressure full total=)" },
+	{ "cgstat_threads", METRIC_GAUGE, NULL, CG_FIG_TASKS, true,
+	  "Threads in the cgroup at the end of the last interval" },
 };
 
 #define NR_METRIC_DEFS ARRAY_SIZE(metric_defs)
-_Static_assert(NR_METRIC_DEFS <= 64, "a container's valid bits are one uint64_t");
 
 /*
- * The classic histogram's edges: every third power of two from 4.096 us to 1.07 s. Powers of
- * two are edges of cgstat's own log-linear buckets, so each count is exact (waits below the
- * edge), where round decimal edges would cut buckets in two.
+ * The histogram's edges: four an octave, 2^k x {1, 1.25, 1.5, 1.75} ns for k = 10..31, then
+ * 2^32 ns (1.024 us to 4.29 s). Each is an edge of cgstat's own log-linear buckets (eight an
+ * octave), so each count is exact; and with two edges at most 1.25x apart around any wait,
+ * histogram_quantile()'s interpolation is within 25 % of the CSV's quantile, which lies in the
+ * same bucket. 89 edges, 92 series a cgroup with +Inf, _sum and _count.
  */
-static const unsigned int hist_edge_shifts[] = { 12, 15, 18, 21, 24, 27, 30 };
-#define NR_HIST_EDGES ARRAY_SIZE(hist_edge_shifts)
+#define HIST_FIRST_OCTAVE 10
+#define HIST_LAST_OCTAVE  31
+#define HIST_PER_OCTAVE	  4
+#define NR_HIST_EDGES	  ((HIST_LAST_OCTAVE - HIST_FIRST_OCTAVE + 1) * HIST_PER_OCTAVE + 1)
+_Static_assert(CG_HIST_SUB % HIST_PER_OCTAVE == 0, "an edge of /metrics is an edge of cgstat's");
 
-struct metrics_container {
+static uint64_t hist_edge_ns(int i)
+{
+	int octave = HIST_FIRST_OCTAVE + i / HIST_PER_OCTAVE;
+
+	return (1ULL << octave) + ((uint64_t)(i % HIST_PER_OCTAVE) << (octave - 2));
+}
+
+/*
+ * Each of cgstat's buckets' bucket on /metrics (the first edge above its lower bound, or
+ * NR_HIST_EDGES past the last), worked out once: adding a record's histogram is then a walk of
+ * its buckets up to its last wait, where finding the edges anew for each record was an eighth
+ * of the drain's time with 1,000 cgroups.
+ */
+static uint8_t hist_bucket_of[CG_HIST_BUCKETS];
+static pthread_once_t hist_buckets_once = PTHREAD_ONCE_INIT;
+
+static void hist_buckets_init(void)
+{
+	int b, i = 0;
+
+	_Static_assert(NR_HIST_EDGES < 256, "a bucket's index fits hist_bucket_of");
+	for (b = 0; b < CG_HIST_BUCKETS; b++) {
+		while (i < NR_HIST_EDGES && hist_edge_ns(i) <= cg_hist_lower(b))
+			i++;
+		hist_bucket_of[b] = i;
+	}
+}
+
+/* A pool's sums (--threads), in its cgroup's array: at most CG_POOLS_PER_WATCHED + 1 a cgroup. */
+struct metrics_pool {
+	char *name;  /* as the drain names it */
+	char *label; /* escaped */
+	struct cg_amounts sum;
+	uint64_t tasks;
+};
+
+struct metrics_cgroup {
 	/*
 	 * every interval's amounts since the start, a counter or cgroup file valid once it was;
 	 * in the metrics' table by the name it owns
 	 */
 	struct totals_label totals;
-	char *label;	      /* the name as a label value, escaped once for all its samples */
-	uint64_t retired_ms;  /* 0 while its cgroup is there */
-	bool in_last;	      /* had a record in the last interval: its gauges are current */
-	uint64_t gauge_valid; /* bit i: metric_defs[i], a gauge, has a value */
-	double gauge[NR_METRIC_DEFS];
-	uint64_t hist_below[NR_HIST_EDGES]; /* waits below each edge, summed */
-	uint64_t hist_count;		    /* waits in the histogram, all lengths */
+	char *label;	     /* the name as a label value, escaped once for all its samples */
+	uint64_t retired_ms; /* 0 while its cgroup is there */
+	bool in_last;	     /* had a record in the last interval: its gauges are current */
+	uint64_t tasks;
+	uint64_t busiest_ns; /* each interval's busiest thread's on-CPU time, summed */
+	uint64_t verdicts[CG_NR_VERDICTS];
+	/*
+	 * measured waits by /metrics' bucket: [i] those below edge i and not below edge i - 1,
+	 * [NR_HIST_EDGES] those above the last; the page sums them up to each edge
+	 */
+	uint64_t hist[NR_HIST_EDGES + 1];
+	uint64_t hist_count; /* measured waits, all lengths */
+	bool has_container;
+	struct cg_container container; /* what its runtime said last */
+	int nr_pools, pools_size;
+	int pool_hint; /* where the last pool found was: pools come in a steady order */
+	struct metrics_pool *pools;
+};
+
+/*
+ * A program's name as libbpf gives it, its C function's: whole, where the kernel's 15
+ * characters would make cg_sched_wakeup_new another cg_sched_wakeup
+ */
+#define PROGRAM_NAME_LEN 64
+/* more than cgstat loads (bpf/cgstat.bpf.c's SEC programs) */
+#define MAX_PROGRAMS 32
+
+/* cgstat's own cost, with --bpf-stats: a program's runs and their time since cgstat began */
+struct metrics_program {
+	char name[PROGRAM_NAME_LEN];
+	uint64_t runs;
+	uint64_t run_ns;
+};
+
+/*
+ * The figures of the whole run, the cgroups' and cgstat's: the drain adds to them, a scrape
+ * copies them under the lock (the copy, not the page, is what a scrape holds the drain up by).
+ */
+struct metrics_run {
+	bool have_interval;
+	uint64_t epoch_ms;
+	uint64_t interval_ns;
+	int nr_cpus;
+	struct cg_health health;
+	uint64_t drains;
+	uint64_t drain_ns;
+	int nr_programs;
+	struct metrics_program programs[MAX_PROGRAMS];
 };
 
 struct metrics {
-	struct totals_table containers; /* of struct metrics_container */
+	pthread_mutex_t lock; /* over all below: the drain adds, a scrape copies */
+	const char *libbpf_version;
+	struct totals_table cgroups; /* of struct metrics_cgroup */
 	const char *const *event_names;
 	int nr_events;
-	bool have_interval;
-	struct cg_interval last; /* its records and disks not kept: see the snapshot */
-	uint64_t drain_ns;
-	struct cg_host_disk *disks; /* the last interval's, owned */
+	struct metrics_run run;
 };
 
 struct metrics_snapshot {
-	int refs;
-	int nr_containers;
-	/* labels owned; names NULL (the page needs only the labels); nodes unused */
-	struct metrics_container *containers;
-	char stamp[2][32]; /* put_stamp()'s text: [0] the text format's, [1] OpenMetrics' */
+	const char *libbpf_version;
+	int nr_cgroups;
+	/* labels and pools owned; names NULL (the page needs only the labels); nodes unused */
+	struct metrics_cgroup *cgroups;
 	const char *const *event_names;
 	int nr_events;
-	bool have_interval;
-	struct cg_interval last;
-	uint64_t drain_ns;
-	struct cg_host_disk *disks;
+	struct metrics_run run;
 };
 
-struct metrics *metrics__new(const char *const *event_names, int nr_events)
+struct metrics *metrics__new(const char *const *event_names, int nr_events,
+			     const char *libbpf_version)
 {
 	struct metrics *m = calloc(1, sizeof(*m));
 
-	if (!m || totals_table_init(&m->containers, 64)) {
+	pthread_once(&hist_buckets_once, hist_buckets_init);
+	if (!m || totals_table_init(&m->cgroups, 64)) {
 		free(m);
 		errno = ENOMEM;
 		return NULL;
 	}
+	pthread_mutex_init(&m->lock, NULL);
 	m->event_names = event_names;
 	m->nr_events = nr_events < CG_MAX_EVENTS ? nr_events : CG_MAX_EVENTS;
+	m->libbpf_version = libbpf_version;
 	return m;
 }
 
@@ -190,16 +282,28 @@ static char *label_escaped(const char *v)
 	return text;
 }
 
-static struct metrics_container *container_of_totals(struct totals_label *l)
+static struct metrics_cgroup *cgroup_of_totals(struct totals_label *l)
 {
-	return l ? container_of(l, struct metrics_container, totals) : NULL;
+	return l ? container_of(l, struct metrics_cgroup, totals) : NULL;
 }
 
-static void container_free(struct metrics *m, struct metrics_container *c)
+static void pools_free(struct metrics_pool *pools, int nr)
 {
-	totals_table_unlink(&m->containers, &c->totals);
+	int i;
+
+	for (i = 0; pools && i < nr; i++) {
+		free(pools[i].name);
+		free(pools[i].label);
+	}
+	free(pools);
+}
+
+static void cgroup_free(struct metrics *m, struct metrics_cgroup *c)
+{
+	totals_table_unlink(&m->cgroups, &c->totals);
 	free((char *)c->totals.name);
 	free(c->label);
+	pools_free(c->pools, c->nr_pools);
 	free(c);
 }
 
@@ -207,16 +311,16 @@ void metrics__free(struct metrics *m)
 {
 	if (!m)
 		return;
-	while (m->containers.first)
-		container_free(m, container_of_totals(m->containers.first));
-	totals_table_fini(&m->containers);
-	free(m->disks);
+	while (m->cgroups.first)
+		cgroup_free(m, cgroup_of_totals(m->cgroups.first));
+	totals_table_fini(&m->cgroups);
+	pthread_mutex_destroy(&m->lock);
 	free(m);
 }
 
-static struct metrics_container *container_get(struct metrics *m, const char *name)
+static struct metrics_cgroup *cgroup_get(struct metrics *m, const char *name)
 {
-	struct metrics_container *c = container_of_totals(totals_table_find(&m->containers, name));
+	struct metrics_cgroup *c = cgroup_of_totals(totals_table_find(&m->cgroups, name));
 	char *owned;
 
 	if (c)
@@ -233,164 +337,235 @@ static struct metrics_container *container_get(struct metrics *m, const char *na
 		return NULL;
 	}
 	totals_label_init(&c->totals, owned, TOTALS_VALID_ANY);
-	totals_table_link(&m->containers, &c->totals);
+	totals_table_link(&m->cgroups, &c->totals);
 	return c;
 }
 
-static void container_add(struct metrics_container *c, const struct cg_record *r,
-			  const struct cg_interval *iv, int nr_events)
+/* c's pool of name, made empty the first time. NULL when out of memory. */
+static struct metrics_pool *pool_get(struct metrics_cgroup *c, const char *name)
 {
-	uint64_t below = 0;
-	size_t i;
-	int b = 0;
+	struct metrics_pool *p;
+	int i, k;
+
+	for (k = 0; k < c->nr_pools; k++) {
+		i = (c->pool_hint + k) % c->nr_pools;
+		if (!strcmp(c->pools[i].name, name)) {
+			c->pool_hint = i + 1;
+			return &c->pools[i];
+		}
+	}
+	if (c->nr_pools == c->pools_size) {
+		int size = c->pools_size ? 2 * c->pools_size : 8;
+
+		p = reallocarray(c->pools, size, sizeof(*p));
+		if (!p)
+			return NULL;
+		c->pools = p;
+		c->pools_size = size;
+	}
+	p = &c->pools[c->nr_pools];
+	*p = (struct metrics_pool){ .name = strdup(name), .label = label_escaped(name) };
+	if (!p->name || !p->label) {
+		free(p->name);
+		free(p->label);
+		return NULL;
+	}
+	totals_init(&p->sum, TOTALS_VALID_ANY);
+	c->nr_pools++;
+	return p;
+}
+
+/* h's waits into c's buckets, up to its last wait (its count is its buckets' sum). */
+static void hist_add_to(struct metrics_cgroup *c, const struct cg_hist *h)
+{
+	uint64_t left = h->count;
+	int b;
+
+	for (b = 0; left && b < CG_HIST_BUCKETS; b++) {
+		c->hist[hist_bucket_of[b]] += h->bucket[b];
+		left -= left < h->bucket[b] ? left : h->bucket[b];
+	}
+	c->hist_count += h->count;
+}
+
+static int cgroup_add(struct metrics *m, struct metrics_cgroup *c, const struct cg_record *r,
+		      const struct cg_interval *iv)
+{
+	struct metrics_pool *p;
+	int i;
 
 	c->retired_ms = 0; /* a cgroup made again at the same path goes on with the sums */
 	c->in_last = true;
-	totals_label_add(&c->totals, r, nr_events, TOTALS_VALID_ANY);
-	for (i = 0; i < NR_METRIC_DEFS; i++) {
-		const struct metric_def *d = &metric_defs[i];
+	c->tasks = r->tasks;
+	totals_label_add(&c->totals, r, m->nr_events, TOTALS_VALID_ANY);
+	c->busiest_ns += r->busiest.on_cpu_ns;
+	/* the verdict alone, not its text: formatting it was half of what this took */
+	c->verdicts[record_verdict(r, iv->interval_ns, iv->nr_cpus, NULL, 0)]++;
+	hist_add_to(c, &r->runq_hist);
+	c->has_container = r->container;
+	if (r->container)
+		c->container = *r->container;
+	for (i = 0; i < r->nr_pools; i++) {
+		const struct cg_record *pr = &iv->pools[r->first_pool + i];
 
-		if (d->kind == METRIC_GAUGE &&
-		    record_figure(r, iv->interval_ns, d->figure, &c->gauge[i]))
-			c->gauge_valid |= 1ULL << i;
+		p = pool_get(c, pr->pool);
+		if (!p)
+			return -ENOMEM;
+		totals_add(&p->sum, &pr->amounts, m->nr_events, TOTALS_VALID_ANY);
+		p->tasks = pr->tasks;
 	}
-	for (i = 0; i < NR_HIST_EDGES; i++) {
-		for (; b < CG_HIST_BUCKETS && cg_hist_lower(b) < (1ULL << hist_edge_shifts[i]); b++)
-			below += r->runq_hist.bucket[b];
-		c->hist_below[i] += below;
-	}
-	c->hist_count += r->runq_hist.count;
+	return 0;
 }
 
 /* Before an interval is added: no gauge is current, and the retired past their grace go. */
-static void containers_expire(struct metrics *m, uint64_t now_ms)
+static void cgroups_expire(struct metrics *m, uint64_t now_ms)
 {
-	struct metrics_container *c, *next;
+	struct metrics_cgroup *c, *next;
 
-	for (c = container_of_totals(m->containers.first); c; c = next) {
-		next = container_of_totals(c->totals.next);
+	for (c = cgroup_of_totals(m->cgroups.first); c; c = next) {
+		next = cgroup_of_totals(c->totals.next);
 		c->in_last = false;
 		if (c->retired_ms && now_ms - c->retired_ms > METRICS_GRACE_MS)
-			container_free(m, c);
+			cgroup_free(m, c);
+	}
+}
+
+/* The programs' figures since cgstat enabled the stats, as the drain read them. */
+static void run_programs(struct metrics_run *run, const struct cg_interval *iv)
+{
+	int i;
+
+	run->nr_programs = iv->nr_programs < MAX_PROGRAMS ? iv->nr_programs : MAX_PROGRAMS;
+	for (i = 0; i < run->nr_programs; i++) {
+		snprintf(run->programs[i].name, sizeof(run->programs[i].name), "%s",
+			 iv->programs[i].name);
+		run->programs[i].runs = iv->programs[i].runs;
+		run->programs[i].run_ns = iv->programs[i].run_ns;
 	}
 }
 
 int metrics__add(struct metrics *m, const struct cg_interval *iv, uint64_t drain_ns)
 {
-	struct metrics_container *c;
-	struct cg_host_disk *disks = NULL;
-	int i;
+	struct metrics_cgroup *c;
+	int i, err = 0;
 
-	if (iv->host.nr_disks) {
-		disks = calloc(iv->host.nr_disks, sizeof(*disks));
-		if (!disks)
-			return -ENOMEM;
-		memcpy(disks, iv->host.disks, iv->host.nr_disks * sizeof(*disks));
+	pthread_mutex_lock(&m->lock);
+	cgroups_expire(m, iv->epoch_ms);
+	for (i = 0; i < iv->nr_records && !err; i++) {
+		c = cgroup_get(m, iv->records[i].name);
+		err = c ? cgroup_add(m, c, &iv->records[i], iv) : -ENOMEM;
 	}
-	containers_expire(m, iv->epoch_ms);
-	for (i = 0; i < iv->nr_records; i++) {
-		c = container_get(m, iv->records[i].name);
-		if (!c) {
-			free(disks);
-			return -ENOMEM;
-		}
-		container_add(c, &iv->records[i], iv, m->nr_events);
-	}
-	free(m->disks);
-	m->disks = disks;
-	m->last = *iv;
-	m->last.records = NULL;
-	m->last.nr_records = 0;
-	m->last.host.disks = disks;
-	m->drain_ns = drain_ns;
-	m->have_interval = true;
-	return 0;
+	m->run.have_interval = true;
+	m->run.epoch_ms = iv->epoch_ms;
+	m->run.interval_ns = iv->interval_ns;
+	m->run.nr_cpus = iv->nr_cpus;
+	m->run.health = iv->health;
+	m->run.drains++;
+	m->run.drain_ns += drain_ns;
+	run_programs(&m->run, iv);
+	pthread_mutex_unlock(&m->lock);
+	return err;
 }
 
 void metrics__retire(struct metrics *m, const char *name, uint64_t now_ms)
 {
-	struct metrics_container *c = container_of_totals(totals_table_find(&m->containers, name));
+	struct metrics_cgroup *c;
 
+	pthread_mutex_lock(&m->lock);
+	c = cgroup_of_totals(totals_table_find(&m->cgroups, name));
 	if (c && !c->retired_ms)
 		c->retired_ms = now_ms ? now_ms : 1;
+	pthread_mutex_unlock(&m->lock);
 }
 
 /* c into dst, a snapshot's: linked nowhere, its name not kept (the page needs the label). */
-static int container_copy(struct metrics_container *dst, const struct metrics_container *c)
+static int cgroup_copy(struct metrics_cgroup *dst, const struct metrics_cgroup *c)
 {
+	int i;
+
 	*dst = *c;
 	dst->totals.node = (struct hash_node){};
 	dst->totals.prev = dst->totals.next = NULL;
 	dst->totals.name = NULL;
+	dst->pools = NULL;
+	dst->nr_pools = dst->pools_size = 0;
 	dst->label = strdup(c->label);
-	return dst->label ? 0 : -ENOMEM;
+	if (!dst->label)
+		return -ENOMEM;
+	if (!c->nr_pools)
+		return 0;
+	dst->pools = calloc(c->nr_pools, sizeof(*dst->pools));
+	if (!dst->pools)
+		return -ENOMEM;
+	for (i = 0; i < c->nr_pools; i++) {
+		dst->pools[i] = c->pools[i];
+		dst->pools[i].name = NULL;
+		dst->pools[i].label = strdup(c->pools[i].label);
+		dst->nr_pools++;
+		if (!dst->pools[i].label)
+			return -ENOMEM;
+	}
+	return 0;
 }
 
-static int container_cmp(const void *a, const void *b)
+static int cgroup_cmp(const void *a, const void *b)
 {
-	return strcmp(((const struct metrics_container *)a)->label,
-		      ((const struct metrics_container *)b)->label);
+	return strcmp(((const struct metrics_cgroup *)a)->label,
+		      ((const struct metrics_cgroup *)b)->label);
 }
 
-struct metrics_snapshot *metrics__snapshot(const struct metrics *m)
+static int pool_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct metrics_pool *)a)->label,
+		      ((const struct metrics_pool *)b)->label);
+}
+
+struct metrics_snapshot *metrics__snapshot(struct metrics *m)
 {
 	struct metrics_snapshot *s = calloc(1, sizeof(*s));
 	const struct totals_label *l;
+	int err = 0, k;
 
 	if (!s)
 		goto fail;
-	s->refs = 1;
 	s->event_names = m->event_names;
 	s->nr_events = m->nr_events;
-	s->have_interval = m->have_interval;
-	s->last = m->last;
-	s->drain_ns = m->drain_ns;
-	snprintf(s->stamp[0], sizeof(s->stamp[0]), " %" PRIu64 "\n", s->last.epoch_ms);
-	snprintf(s->stamp[1], sizeof(s->stamp[1]), " %" PRIu64 ".%03" PRIu64 "\n",
-		 s->last.epoch_ms / 1000, s->last.epoch_ms % 1000);
-	s->containers = calloc(m->containers.nr ? m->containers.nr : 1, sizeof(*s->containers));
-	if (!s->containers)
+	s->libbpf_version = m->libbpf_version;
+	pthread_mutex_lock(&m->lock);
+	s->run = m->run;
+	s->cgroups = calloc(m->cgroups.nr ? m->cgroups.nr : 1, sizeof(*s->cgroups));
+	for (l = m->cgroups.first; s->cgroups && l && !err; l = l->next) {
+		/* counted first: the snapshot's free frees what the copies made */
+		s->nr_cgroups++;
+		err = cgroup_copy(&s->cgroups[s->nr_cgroups - 1],
+				  container_of(l, struct metrics_cgroup, totals));
+	}
+	pthread_mutex_unlock(&m->lock);
+	if (!s->cgroups || err)
 		goto fail;
-	if (m->last.host.nr_disks) {
-		s->disks = calloc(m->last.host.nr_disks, sizeof(*s->disks));
-		if (!s->disks)
-			goto fail;
-		memcpy(s->disks, m->disks, m->last.host.nr_disks * sizeof(*s->disks));
-	}
-	s->last.host.disks = s->disks;
-	for (l = m->containers.first; l; l = l->next) {
-		/* counted first: the snapshot's put frees the labels of the copies made */
-		s->nr_containers++;
-		if (container_copy(&s->containers[s->nr_containers - 1],
-				   container_of(l, struct metrics_container, totals)))
-			goto fail;
-	}
 	/* scrapes of an unchanged set list it in the same order */
-	qsort(s->containers, s->nr_containers, sizeof(*s->containers), container_cmp);
+	qsort(s->cgroups, s->nr_cgroups, sizeof(*s->cgroups), cgroup_cmp);
+	for (k = 0; k < s->nr_cgroups; k++)
+		qsort(s->cgroups[k].pools, s->cgroups[k].nr_pools, sizeof(struct metrics_pool),
+		      pool_cmp);
 	return s;
 fail:
-	metrics_snapshot__put(s);
+	metrics_snapshot__free(s);
 	errno = ENOMEM;
 	return NULL;
 }
 
-struct metrics_snapshot *metrics_snapshot__get(struct metrics_snapshot *s)
-{
-	if (s)
-		__atomic_add_fetch(&s->refs, 1, __ATOMIC_RELAXED);
-	return s;
-}
-
-void metrics_snapshot__put(struct metrics_snapshot *s)
+void metrics_snapshot__free(struct metrics_snapshot *s)
 {
 	int i;
 
-	if (!s || __atomic_sub_fetch(&s->refs, 1, __ATOMIC_ACQ_REL) > 0)
+	if (!s)
 		return;
-	for (i = 0; s->containers && i < s->nr_containers; i++)
-		free(s->containers[i].label);
-	free(s->containers);
-	free(s->disks);
+	for (i = 0; s->cgroups && i < s->nr_cgroups; i++) {
+		free(s->cgroups[i].label);
+		pools_free(s->cgroups[i].pools, s->cgroups[i].nr_pools);
+	}
+	free(s->cgroups);
 	free(s);
 }
 
@@ -417,25 +592,19 @@ static void put_seconds(FILE *f, uint64_t ns)
 	put_digits(f, ns % NSEC_PER_SEC, 9);
 }
 
-/*
- * The end of a sample line: the time its value was true, the end of the interval it comes from,
- * then the newline. Without it Prometheus would stamp the value with its scrape time, and with
- * scrapes as frequent as intervals, a window of rate() would hold one drain more or less than
- * its length whenever the two clocks' phases come close (a quarter off over 5 s); stamped with
- * the interval's end, rate() is the intervals' own average. A value scraped twice keeps its
- * stamp, which Prometheus takes as the same sample. Milliseconds in the text format, seconds in
- * OpenMetrics.
- */
-static void put_stamp(FILE *f, bool om, const struct metrics_snapshot *s)
-{
-	fputs(s->stamp[om], f);
-}
-
 /* The HELP, TYPE and (OpenMetrics) UNIT lines of a family. */
 static void put_family(FILE *f, bool om, const char *family, const char *type, const char *unit,
 		       const char *help)
 {
-	const char *total = !om && !strcmp(type, "counter") ? "_total" : "";
+	const char *total = "";
+
+	/* the text format has neither _total nor _info in a family's name, nor an info type */
+	if (!om && !strcmp(type, "counter"))
+		total = "_total";
+	if (!om && !strcmp(type, "info")) {
+		total = "_info";
+		type = "gauge";
+	}
 
 	fprintf(f, "# HELP %s%s %s\n", family, total, help);
 	fprintf(f, "# TYPE %s%s %s\n", family, total, type);
@@ -444,37 +613,93 @@ static void put_family(FILE *f, bool om, const char *family, const char *type, c
 }
 
 /*
- * A sample's name and labels, up to its value: name{container="...",labels,key="value"}, the
- * last two where given (value escaped: it comes from outside, as the container's name does;
- * the container's label comes escaped, from the snapshot).
+ * A sample's name and labels, up to its value: name{cgroup="...",pool="...",labels,key="value"},
+ * each where given (value escaped: it comes from outside, as the cgroup's name does; the
+ * cgroup's and the pool's labels come escaped, from the snapshot). No labels at all: name alone.
  */
-static void put_sample(FILE *f, const char *name, const char *suffix, const char *container,
-		       const char *labels, const char *key, const char *value)
+static void put_sample(FILE *f, const char *name, const char *suffix, const char *cgroup,
+		       const char *pool, const char *labels, const char *key, const char *value)
 {
+	const char *sep = "{";
+
 	fputs(name, f);
 	fputs(suffix, f);
-	fputs("{container=\"", f);
-	fputs(container, f);
-	fputc('"', f);
+	if (cgroup) {
+		fputs("{cgroup=\"", f);
+		fputs(cgroup, f);
+		fputc('"', f);
+		sep = ",";
+	}
+	if (pool) {
+		fputs(",pool=\"", f);
+		fputs(pool, f);
+		fputc('"', f);
+	}
 	if (labels) {
-		fputc(',', f);
+		fputs(sep, f);
 		fputs(labels, f);
+		sep = ",";
 	}
 	if (key) {
-		fputc(',', f);
+		fputs(sep, f);
 		fputs(key, f);
 		fputs("=\"", f);
 		put_label_value(f, value);
 		fputc('"', f);
+		sep = ",";
 	}
-	fputs("} ", f);
+	fputs(*sep == ',' ? "} " : " ", f);
 }
 
-static void put_container_defs(FILE *f, bool om, const struct metrics_snapshot *s)
+/*
+ * The value of d for amounts a (tasks: the last interval's), and the newline: false, writing
+ * nothing, where a has none.
+ */
+static bool put_def_value(FILE *f, const struct metric_def *d, const struct cg_amounts *a,
+			  uint64_t tasks)
+{
+	uint64_t amount = tasks;
+
+	if (d->kind == METRIC_COUNTER && !amounts_value(a, d->figure, &amount))
+		return false;
+	if (figure_in_nanoseconds(d->figure))
+		put_seconds(f, amount);
+	else
+		put_digits(f, amount, 1);
+	fputc('\n', f);
+	return true;
+}
+
+/*
+ * Whether d has a sample for c (or c's pool, whose sums are a): a counter where the sums hold
+ * its figure, a gauge where c had a record in the last interval (else it is not current).
+ */
+static bool def_has_value(const struct metric_def *d, const struct metrics_cgroup *c,
+			  const struct cg_amounts *a)
+{
+	uint64_t unused;
+
+	if (d->kind == METRIC_GAUGE)
+		return c->in_last;
+	return amounts_value(a, d->figure, &unused);
+}
+
+static const char *def_suffix(const struct metric_def *d)
+{
+	return d->kind == METRIC_COUNTER ? "_total" : "";
+}
+
+/* A family's first line of metric_defs: its help, kind and unit given there. */
+static void put_def_family(FILE *f, bool om, const struct metric_def *d, const char *family)
+{
+	put_family(f, om, family, d->kind == METRIC_COUNTER ? "counter" : "gauge",
+		   figure_in_nanoseconds(d->figure) ? "seconds" : NULL, d->help);
+}
+
+static void put_cgroup_defs(FILE *f, bool om, const struct metrics_snapshot *s)
 {
 	const struct metric_def *d, *first = NULL;
-	const struct metrics_container *c;
-	uint64_t amount;
+	const struct metrics_cgroup *c;
 	size_t i;
 	int k;
 
@@ -482,31 +707,124 @@ static void put_container_defs(FILE *f, bool om, const struct metrics_snapshot *
 		d = &metric_defs[i];
 		if (!first || strcmp(first->family, d->family)) {
 			first = d;
-			put_family(f, om, d->family,
-				   d->kind == METRIC_COUNTER ? "counter" : "gauge",
-				   figure_in_nanoseconds(d->figure) && d->kind == METRIC_COUNTER
-					   ? "seconds"
-					   : NULL,
-				   d->help);
+			put_def_family(f, om, d, d->family);
 		}
-		for (k = 0; k < s->nr_containers; k++) {
-			c = &s->containers[k];
-			if (d->kind == METRIC_GAUGE) {
-				if (!c->in_last || !(c->gauge_valid & (1ULL << i)))
+		for (k = 0; k < s->nr_cgroups; k++) {
+			c = &s->cgroups[k];
+			if (!def_has_value(d, c, &c->totals.sum))
+				continue;
+			put_sample(f, d->family, def_suffix(d), c->label, NULL, d->labels, NULL,
+				   NULL);
+			put_def_value(f, d, &c->totals.sum, c->tasks);
+		}
+	}
+}
+
+/* The thread pools' families (--threads): cgstat_pool_ and the rest of a cgroup's name. */
+static void put_pool_defs(FILE *f, bool om, const struct metrics_snapshot *s)
+{
+	const struct metric_def *d, *first = NULL;
+	const struct metrics_cgroup *c;
+	const struct metrics_pool *p;
+	char family[96];
+	size_t i;
+	int k, j;
+
+	for (k = 0; k < s->nr_cgroups && !s->cgroups[k].nr_pools; k++)
+		;
+	if (k == s->nr_cgroups)
+		return;
+	for (i = 0; i < NR_METRIC_DEFS; i++) {
+		d = &metric_defs[i];
+		if (!d->pool)
+			continue;
+		snprintf(family, sizeof(family), "cgstat_pool_%s", d->family + strlen("cgstat_"));
+		if (!first || strcmp(first->family, d->family)) {
+			first = d;
+			put_def_family(f, om, d, family);
+		}
+		for (k = 0; k < s->nr_cgroups; k++) {
+			c = &s->cgroups[k];
+			for (j = 0; j < c->nr_pools; j++) {
+				p = &c->pools[j];
+				if (!def_has_value(d, c, &p->sum))
 					continue;
-				put_sample(f, d->family, "", c->label, d->labels, NULL, NULL);
-				fprintf(f, "%.9g", c->gauge[i]);
-				put_stamp(f, om, s);
-				continue;
+				put_sample(f, family, def_suffix(d), c->label, p->label, d->labels,
+					   NULL, NULL);
+				put_def_value(f, d, &p->sum, p->tasks);
 			}
-			if (!amounts_value(&c->totals.sum, d->figure, &amount))
-				continue;
-			put_sample(f, d->family, "_total", c->label, d->labels, NULL, NULL);
-			if (figure_in_nanoseconds(d->figure))
-				put_seconds(f, amount);
+		}
+	}
+}
+
+static uint64_t busiest_ns(const struct metrics_cgroup *c)
+{
+	return c->busiest_ns;
+}
+
+static uint64_t measured_waits(const struct metrics_cgroup *c)
+{
+	return c->hist_count;
+}
+
+static uint64_t unmeasured_waits(const struct metrics_cgroup *c)
+{
+	return c->totals.sum.count[CG_RUNQ_WAITS] - c->hist_count;
+}
+
+/* A cgroup's counters that are not figures of the table: what metrics_cgroup keeps itself. */
+static const struct {
+	const char *family, *help;
+	bool seconds; /* value() is nanoseconds, shown as seconds; else a count */
+	uint64_t (*value)(const struct metrics_cgroup *c);
+} cgroup_counters[] = {
+	{ "cgstat_busiest_thread_cpu_seconds",
+	  "On-CPU time of the cgroup's busiest thread of each interval, summed: its rate is the "
+	  "cores the busiest thread used (one thread at 1 is a serial stage)",
+	  true, busiest_ns },
+	{ "cgstat_runqueue_waits",
+	  "Run-queue waits of the cgroup's threads whose length cgstat measured: "
+	  "cgstat_runqueue_wait_duration_seconds_count, by construction",
+	  false, measured_waits },
+	{ "cgstat_runqueue_unmeasured_waits",
+	  "Run-queue waits the kernel's sched_info showed at a switch-in that no event did: their "
+	  "time is in cgstat_runqueue_wait_seconds_total, their length unknown",
+	  false, unmeasured_waits },
+};
+
+/* cgroup_counters, and the intervals by verdict. */
+static void put_cgroup_counts(FILE *f, bool om, const struct metrics_snapshot *s)
+{
+	const struct metrics_cgroup *c;
+	char labels[64];
+	size_t i;
+	int k, v;
+
+	for (i = 0; i < ARRAY_SIZE(cgroup_counters); i++) {
+		put_family(f, om, cgroup_counters[i].family, "counter",
+			   cgroup_counters[i].seconds ? "seconds" : NULL, cgroup_counters[i].help);
+		for (k = 0; k < s->nr_cgroups; k++) {
+			c = &s->cgroups[k];
+			put_sample(f, cgroup_counters[i].family, "_total", c->label, NULL, NULL,
+				   NULL, NULL);
+			if (cgroup_counters[i].seconds)
+				put_seconds(f, cgroup_counters[i].value(c));
 			else
-				put_digits(f, amount, 1);
-			put_stamp(f, om, s);
+				put_digits(f, cgroup_counters[i].value(c), 1);
+			fputc('\n', f);
+		}
+	}
+	put_family(f, om, "cgstat_verdict_intervals", "counter", NULL,
+		   "Intervals by the verdict on the cgroup (what limited it): each interval of the "
+		   "cgroup counts in one verdict");
+	for (k = 0; k < s->nr_cgroups; k++) {
+		c = &s->cgroups[k];
+		for (v = 0; v < CG_NR_VERDICTS; v++) {
+			snprintf(labels, sizeof(labels), "verdict=\"%s\"", verdict_names[v]);
+			put_sample(f, "cgstat_verdict_intervals", "_total", c->label, NULL, labels,
+				   NULL, NULL);
+			put_digits(f, c->verdicts[v], 1);
+			fputc('\n', f);
 		}
 	}
 }
@@ -514,155 +832,277 @@ static void put_container_defs(FILE *f, bool om, const struct metrics_snapshot *
 static void put_histogram(FILE *f, bool om, const struct metrics_snapshot *s)
 {
 	static const char family[] = "cgstat_runqueue_wait_duration_seconds";
-	const struct metrics_container *c;
+	const struct metrics_cgroup *c;
 	char le[NR_HIST_EDGES][24];
-	size_t i;
-	int k;
+	uint64_t below;
+	int i, k;
 
 	/*
-	 * _count: the waits whose length cgstat saw; the few recovered from the kernel's
-	 * sched_info at a switch-in are in cgstat_runqueue_waits_total only. _sum: all the time.
+	 * Exactly the waits whose length cgstat saw (each switch-in from a run queue): _sum is
+	 * their lengths; cgstat_runqueue_unmeasured_waits_total has the others.
 	 */
 	put_family(f, om, family, "histogram", "seconds",
-		   "Run-queue waits of the container's threads by length (edges: powers of two "
-		   "nanoseconds, exact edges of cgstat's own histogram)");
+		   "Run-queue waits of the cgroup's threads by length (edges four an octave, "
+		   "exact edges of cgstat's own histogram)");
 	for (i = 0; i < NR_HIST_EDGES; i++)
-		snprintf(le[i], sizeof(le[i]), "%.9g",
-			 (double)(1ULL << hist_edge_shifts[i]) / NSEC_PER_SEC);
-	for (k = 0; k < s->nr_containers; k++) {
-		c = &s->containers[k];
+		snprintf(le[i], sizeof(le[i]), "%.10g", (double)hist_edge_ns(i) / NSEC_PER_SEC);
+	for (k = 0; k < s->nr_cgroups; k++) {
+		c = &s->cgroups[k];
+		below = 0;
 		for (i = 0; i < NR_HIST_EDGES; i++) {
-			put_sample(f, family, "_bucket", c->label, NULL, "le", le[i]);
-			put_digits(f, c->hist_below[i], 1);
-			put_stamp(f, om, s);
+			below += c->hist[i];
+			put_sample(f, family, "_bucket", c->label, NULL, NULL, "le", le[i]);
+			put_digits(f, below, 1);
+			fputc('\n', f);
 		}
-		put_sample(f, family, "_bucket", c->label, NULL, "le", "+Inf");
+		put_sample(f, family, "_bucket", c->label, NULL, NULL, "le", "+Inf");
 		put_digits(f, c->hist_count, 1);
-		put_stamp(f, om, s);
-		put_sample(f, family, "_count", c->label, NULL, NULL, NULL);
+		fputc('\n', f);
+		put_sample(f, family, "_count", c->label, NULL, NULL, NULL, NULL);
 		put_digits(f, c->hist_count, 1);
-		put_stamp(f, om, s);
-		put_sample(f, family, "_sum", c->label, NULL, NULL, NULL);
-		put_seconds(f, c->totals.sum.time_ns[CG_RUNQ]);
-		put_stamp(f, om, s);
+		fputc('\n', f);
+		put_sample(f, family, "_sum", c->label, NULL, NULL, NULL, NULL);
+		put_seconds(f, c->totals.sum.count[CG_RUNQ_MEASURED_NS]);
+		fputc('\n', f);
 	}
+}
+
+/*
+ * perf's clock events count nanoseconds: each is a family of its own in seconds, the other
+ * events counts under cgstat_perf_events_total.
+ */
+static const struct {
+	const char *event, *family, *help;
+} perf_clocks[] = {
+	{ "task-clock", "cgstat_perf_task_clock_seconds",
+	  "The cgroup's task-clock as perf stat counts it: time its threads ran" },
+	{ "cpu-clock", "cgstat_perf_cpu_clock_seconds",
+	  "The cgroup's cpu-clock as perf stat counts it" },
+};
+
+static const char *perf_clock_family(const char *event)
+{
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(perf_clocks); i++)
+		if (!strcmp(perf_clocks[i].event, event))
+			return perf_clocks[i].family;
+	return NULL;
 }
 
 static void put_perf(FILE *f, bool om, const struct metrics_snapshot *s)
 {
-	const struct metrics_container *c;
+	const struct metrics_cgroup *c;
 	bool any = false;
+	size_t i;
 	int k, e;
 
-	for (k = 0; k < s->nr_containers; k++)
-		for (e = 0; e < s->nr_events; e++)
-			any |= s->containers[k].totals.sum.counter_valid[e];
-	if (!any)
-		return;
-	put_family(f, om, "cgstat_perf_events", "counter", NULL,
-		   "The container's perf counts by perf's event name, as perf stat counts them "
-		   "(task-clock in nanoseconds); an event this host cannot count is left out");
-	for (e = 0; e < s->nr_events; e++) {
-		for (k = 0; k < s->nr_containers; k++) {
-			c = &s->containers[k];
+	for (i = 0; i < ARRAY_SIZE(perf_clocks); i++) {
+		for (e = 0; e < s->nr_events && strcmp(s->event_names[e], perf_clocks[i].event);
+		     e++)
+			;
+		for (k = 0; k < s->nr_cgroups && e < s->nr_events; k++) {
+			c = &s->cgroups[k];
 			if (!c->totals.sum.counter_valid[e])
 				continue;
-			put_sample(f, "cgstat_perf_events", "_total", c->label, NULL, "event",
+			if (!any)
+				put_family(f, om, perf_clocks[i].family, "counter", "seconds",
+					   perf_clocks[i].help);
+			any = true;
+			put_sample(f, perf_clocks[i].family, "_total", c->label, NULL, NULL, NULL,
+				   NULL);
+			put_seconds(f, c->totals.sum.counter[e]);
+			fputc('\n', f);
+		}
+		any = false;
+	}
+	for (e = 0; e < s->nr_events; e++) {
+		if (perf_clock_family(s->event_names[e]))
+			continue;
+		for (k = 0; k < s->nr_cgroups; k++) {
+			c = &s->cgroups[k];
+			if (!c->totals.sum.counter_valid[e])
+				continue;
+			if (!any)
+				put_family(f, om, "cgstat_perf_events", "counter", NULL,
+					   "The cgroup's perf counts by perf's event name, as perf "
+					   "stat counts them; an event this host cannot count is "
+					   "left out");
+			any = true;
+			put_sample(f, "cgstat_perf_events", "_total", c->label, NULL, NULL, "event",
 				   s->event_names[e]);
 			put_digits(f, c->totals.sum.counter[e], 1);
-			put_stamp(f, om, s);
+			fputc('\n', f);
 		}
 	}
 }
 
-/* A family of one sample without labels; stamped with s's interval end unless s is NULL. */
-static void put_plain(FILE *f, bool om, const struct metrics_snapshot *s, const char *family,
-		      const char *type, const char *unit, const char *help, const char *value)
+/* label="value" where the runtime gave a value */
+static void put_info_label(FILE *f, const char *label, const char *value)
 {
-	put_family(f, om, family, type, unit, help);
-	fprintf(f, "%s%s %s", family, !strcmp(type, "counter") ? "_total" : "", value);
-	if (s)
-		put_stamp(f, om, s);
-	else
-		fputc('\n', f);
+	if (!value || !*value)
+		return;
+	fprintf(f, ",%s=\"", label);
+	put_label_value(f, value);
+	fputc('"', f);
 }
 
-static void put_host(FILE *f, bool om, const struct metrics_snapshot *s)
+/*
+ * What each container's runtime calls it, as labels of a sample of 1 to join on (group_left),
+ * as kube-state-metrics' *_info: the figures keep the one cgroup label.
+ */
+static void put_cgroup_info(FILE *f, bool om, const struct metrics_snapshot *s)
 {
-	/* scale: from the CSV's unit (MB/s, percent) to the base unit (bytes/s, a ratio) */
-	static const struct {
-		const char *family, *help;
-		size_t offset;
-		double scale;
-	} disk_figures[] = {
-		{ "cgstat_host_disk_read_bytes_per_second", "Bytes read from the disk per second",
-		  offsetof(struct cg_host_disk, read_mbps), 1e6 },
-		{ "cgstat_host_disk_write_bytes_per_second", "Bytes written to the disk per second",
-		  offsetof(struct cg_host_disk, write_mbps), 1e6 },
-		{ "cgstat_host_disk_busy_ratio", "Share of the interval the disk had I/O in flight",
-		  offsetof(struct cg_host_disk, busy_percent), 1e-2 },
-	};
-	const struct cg_host *h = &s->last.host;
-	char v[48];
-	size_t i;
+	const struct metrics_cgroup *c;
+	const struct cg_container *ct;
+	char replica[16];
+	bool any = false;
 	int k;
 
-	if (!h->valid)
-		return;
-	snprintf(v, sizeof(v), "%.6g", h->cpu_busy_percent / 100);
-	put_plain(f, om, s, "cgstat_host_cpu_busy_ratio", "gauge", NULL,
-		  "Share of the host's CPU time busy over the last interval (/proc/stat)", v);
-	snprintf(v, sizeof(v), "%.6g", h->cpu_iowait_percent / 100);
-	put_plain(f, om, s, "cgstat_host_cpu_iowait_ratio", "gauge", NULL,
-		  "Share of the host's CPU time idle with I/O outstanding over the last interval",
-		  v);
-	for (i = 0; i < ARRAY_SIZE(disk_figures) && h->nr_disks; i++) {
-		put_family(f, om, disk_figures[i].family, "gauge", NULL, disk_figures[i].help);
-		for (k = 0; k < h->nr_disks; k++) {
-			double x = *(const double *)((const char *)&h->disks[k] +
-						     disk_figures[i].offset) *
-				   disk_figures[i].scale;
-
-			fprintf(f, "%s{disk=\"", disk_figures[i].family);
-			put_label_value(f, h->disks[k].name);
-			fprintf(f, "\"} %.6g", x);
-			put_stamp(f, om, s);
+	for (k = 0; k < s->nr_cgroups; k++) {
+		c = &s->cgroups[k];
+		if (!c->has_container)
+			continue;
+		if (!any)
+			put_family(f, om, "cgstat_cgroup_info", "gauge", NULL,
+				   "1 for each cgroup a container runtime named: what it said");
+		any = true;
+		ct = &c->container;
+		fprintf(f, "cgstat_cgroup_info{cgroup=\"%s\"", c->label);
+		put_info_label(f, "runtime", ct->runtime);
+		if (!ct->pod)
+			put_info_label(f, "container_id", ct->id);
+		put_info_label(f, "container_name", ct->name);
+		put_info_label(f, "image", ct->image);
+		put_info_label(f, "pod_namespace", ct->pod_namespace);
+		put_info_label(f, "pod_name", ct->pod_name);
+		put_info_label(f, "pod_uid", ct->pod_uid);
+		put_info_label(f, "compose_project", ct->compose_project);
+		put_info_label(f, "compose_service", ct->compose_service);
+		if (ct->compose_replica) {
+			snprintf(replica, sizeof(replica), "%d", ct->compose_replica);
+			put_info_label(f, "compose_replica", replica);
 		}
+		fputs("} 1\n", f);
 	}
 }
 
+/* A family of one sample without labels. */
+static void put_plain(FILE *f, bool om, const char *family, const char *type, const char *unit,
+		      const char *help, const char *value)
+{
+	put_family(f, om, family, type, unit, help);
+	fprintf(f, "%s%s %s\n", family, !strcmp(type, "counter") ? "_total" : "", value);
+}
+
+static void put_plain_u64(FILE *f, bool om, const char *family, const char *type, const char *help,
+			  uint64_t value)
+{
+	char v[24];
+
+	snprintf(v, sizeof(v), "%" PRIu64, value);
+	put_plain(f, om, family, type, NULL, help, v);
+}
+
+static void put_plain_seconds(FILE *f, bool om, const char *family, const char *type,
+			      const char *help, uint64_t ns)
+{
+	put_family(f, om, family, type, "seconds", help);
+	fprintf(f, "%s%s ", family, !strcmp(type, "counter") ? "_total" : "");
+	put_seconds(f, ns);
+	fputc('\n', f);
+}
+
+/* How far the figures can be trusted, and what the drain costs. */
 static void put_health(FILE *f, bool om, const struct metrics_snapshot *s)
 {
-	const struct cg_health *h = &s->last.health;
+	const struct cg_health *h = &s->run.health;
 	char v[48];
 
-	snprintf(v, sizeof(v), "%" PRIu64, h->dropped_events);
-	put_plain(f, om, s, "cgstat_dropped_events", "counter", NULL,
-		  "Events cgstat could not attribute: a BPF map was full", v);
-	snprintf(v, sizeof(v), "%" PRIu64, h->missed_switches);
-	put_plain(f, om, s, "cgstat_missed_switches", "counter", NULL,
-		  "Switch-outs the kernel did not report, repaired", v);
-	snprintf(v, sizeof(v), "%" PRIu64, h->unseen_wakeups);
-	put_plain(f, om, s, "cgstat_unseen_wakeups", "counter", NULL,
-		  "Wakeups the kernel did not report, found at the switch-in", v);
-	snprintf(v, sizeof(v), "%" PRIu64, h->inconsistencies);
-	put_plain(f, om, s, "cgstat_inconsistencies", "counter", NULL,
-		  "Snapshots that found more than one task on a CPU: must stay 0", v);
-	snprintf(v, sizeof(v), "%.9g", (double)s->last.interval_ns / NSEC_PER_SEC);
-	put_plain(f, om, s, "cgstat_interval_seconds", "gauge", NULL,
-		  "Length of the last interval, measured", v);
-	snprintf(v, sizeof(v), "%.9g", (double)s->drain_ns / NSEC_PER_SEC);
-	put_plain(f, om, s, "cgstat_drain_seconds", "gauge", NULL,
-		  "Wall time the last interval's snapshot, drain and outputs took", v);
-	snprintf(v, sizeof(v), "%.3f", (double)s->last.epoch_ms / 1000);
-	put_plain(f, om, s, "cgstat_last_interval_end_timestamp_seconds", "gauge", NULL,
+	put_plain_u64(f, om, "cgstat_dropped_events", "counter",
+		      "Events cgstat could not attribute: a BPF map was full", h->dropped_events);
+	put_plain_u64(f, om, "cgstat_missed_switches", "counter",
+		      "Switch-outs the kernel did not report, repaired", h->missed_switches);
+	put_plain_u64(f, om, "cgstat_unseen_wakeups", "counter",
+		      "Wakeups the kernel did not report, found at the switch-in",
+		      h->unseen_wakeups);
+	put_plain_u64(f, om, "cgstat_inconsistencies", "counter",
+		      "Snapshots that found more than one task on a CPU: must stay 0",
+		      h->inconsistencies);
+	put_plain_u64(f, om, "cgstat_drains", "counter", "Intervals drained", s->run.drains);
+	put_plain_seconds(f, om, "cgstat_drain_seconds", "counter",
+			  "Wall time the intervals' snapshots, drains and outputs took: over "
+			  "cgstat_drains_total, the mean drain",
+			  s->run.drain_ns);
+	put_plain_seconds(f, om, "cgstat_interval_seconds", "gauge",
+			  "Length of the last interval, measured", s->run.interval_ns);
+	snprintf(v, sizeof(v), "%" PRIu64 ".%03" PRIu64, s->run.epoch_ms / 1000,
+		 s->run.epoch_ms % 1000);
+	put_plain(f, om, "cgstat_last_interval_end_timestamp_seconds", "gauge", "seconds",
 		  "Wall clock at the end of the last interval, in seconds since the epoch", v);
-	snprintf(v, sizeof(v), "%d", s->last.nr_cpus);
-	put_plain(f, om, s, "cgstat_cpus", "gauge", NULL,
-		  "CPUs online: the cores a container without a limit may use", v);
-	snprintf(v, sizeof(v), "%d", s->nr_containers);
-	put_plain(f, om, s, "cgstat_containers", "gauge", NULL,
-		  "Containers exported, the retired ones within their grace included", v);
+	put_plain_u64(f, om, "cgstat_cpus", "gauge",
+		      "CPUs online: the cores a cgroup without a limit may use", s->run.nr_cpus);
+	put_plain_u64(f, om, "cgstat_cgroups", "gauge",
+		      "Cgroups exported, the removed ones within their grace included",
+		      s->nr_cgroups);
+}
+
+/* cgstat's own cost in the kernel, with --bpf-stats: BPF_ENABLE_STATS' figures per program */
+static void put_programs(FILE *f, bool om, const struct metrics_snapshot *s)
+{
+	const struct metrics_program *p;
+	int i;
+
+	if (!s->run.nr_programs)
+		return;
+	put_family(f, om, "cgstat_bpf_program_runs", "counter", NULL,
+		   "Runs of each of cgstat's BPF programs since it began (--bpf-stats)");
+	for (i = 0; i < s->run.nr_programs; i++) {
+		p = &s->run.programs[i];
+		put_sample(f, "cgstat_bpf_program_runs", "_total", NULL, NULL, NULL, "program",
+			   p->name);
+		put_digits(f, p->runs, 1);
+		fputc('\n', f);
+	}
+	put_family(f, om, "cgstat_bpf_program_run_seconds", "counter", "seconds",
+		   "Time each of cgstat's BPF programs ran since it began (--bpf-stats), as the "
+		   "kernel measures it: the cost cgstat adds to the events it counts");
+	for (i = 0; i < s->run.nr_programs; i++) {
+		p = &s->run.programs[i];
+		put_sample(f, "cgstat_bpf_program_run_seconds", "_total", NULL, NULL, NULL,
+			   "program", p->name);
+		put_seconds(f, p->run_ns);
+		fputc('\n', f);
+	}
+}
+
+/* What every Prometheus client library exports of its process, and what cgstat is. */
+static void put_process(FILE *f, bool om, const char *libbpf)
+{
+	struct process_self p;
+	char v[48];
+
+	put_family(f, om, "cgstat_build", "info", NULL, "cgstat's version and libbpf's");
+	fprintf(f, "cgstat_build_info{version=\"%s\",libbpf=\"", CGSTAT_VERSION);
+	put_label_value(f, libbpf);
+	fputs("\"} 1\n", f);
+	if (process_self_read(&p))
+		return;
+	put_plain_seconds(f, om, "process_cpu_seconds", "counter",
+			  "User and system CPU time cgstat's threads spent", p.cpu_ns);
+	put_plain_u64(f, om, "process_resident_memory_bytes", "gauge",
+		      "Resident memory size in bytes", p.rss_bytes);
+	put_plain_u64(f, om, "process_virtual_memory_bytes", "gauge",
+		      "Virtual memory size in bytes", p.vsize_bytes);
+	snprintf(v, sizeof(v), "%.2f", p.start_seconds);
+	put_plain(f, om, "process_start_time_seconds", "gauge", "seconds",
+		  "Start time of the process since unix epoch in seconds", v);
+	if (!p.have_fds)
+		return;
+	put_plain_u64(f, om, "process_open_fds", "gauge", "Number of open file descriptors",
+		      p.open_fds);
+	put_plain_u64(f, om, "process_max_fds", "gauge", "Maximum number of open file descriptors",
+		      p.max_fds);
 }
 
 char *metrics_snapshot__render(const struct metrics_snapshot *s, bool openmetrics, size_t *len)
@@ -675,15 +1115,20 @@ char *metrics_snapshot__render(const struct metrics_snapshot *s, bool openmetric
 		return NULL;
 	/* the page is this thread's alone: tens of thousands of writes need no lock each */
 	__fsetlocking(f, FSETLOCKING_BYCALLER);
-	if (s && s->have_interval) {
-		put_container_defs(f, openmetrics, s);
+	if (s && s->run.have_interval) {
+		put_cgroup_defs(f, openmetrics, s);
+		put_cgroup_counts(f, openmetrics, s);
 		put_histogram(f, openmetrics, s);
 		put_perf(f, openmetrics, s);
-		put_host(f, openmetrics, s);
+		put_pool_defs(f, openmetrics, s);
+		put_cgroup_info(f, openmetrics, s);
 		put_health(f, openmetrics, s);
+		put_programs(f, openmetrics, s);
 	}
-	put_plain(f, openmetrics, NULL, "cgstat_up", "gauge", NULL,
-		  "1 once the first interval is in, 0 before", s && s->have_interval ? "1" : "0");
+	put_process(f, openmetrics, s ? s->libbpf_version : "");
+	put_plain(f, openmetrics, "cgstat_up", "gauge", NULL,
+		  "1 once the first interval is in, 0 before",
+		  s && s->run.have_interval ? "1" : "0");
 	if (openmetrics)
 		fputs("# EOF\n", f);
 	if (fclose(f) || !text) {

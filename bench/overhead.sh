@@ -619,7 +619,7 @@ done
 
 mkdir -p "$OUT"
 cp "$CSV" "$OUT/overhead-$STAMP.csv"
-cp "$STATS_CSV" "$OUT/bpf-stats-$STAMP.csv"
+[ "$DRAIN_ONLY" = 1 ] || cp "$STATS_CSV" "$OUT/bpf-stats-$STAMP.csv"
 META="$START_UTC to $(date -u '+%H:%M') UTC; $(uname -r); $(nproc) CPUs; \
 cgstat $(git -C "$REPO" describe --always --dirty 2>/dev/null || echo '?'); \
 $(perf version 2>/dev/null); $(bpftrace --version 2>/dev/null); $ROUNDS round(s); \

@@ -18,6 +18,8 @@
 #include <unistd.h>
 
 #include <bpf/libbpf.h>
+#include <linux/capability.h>
+#include <systemd/sd-daemon.h>
 
 #include "sources/bpf_programs.h"
 #include "sources/cgroup.h"
@@ -71,9 +73,16 @@ static const char *custom_btf_path(void)
 static int check_can_run(bool verbose)
 {
 	const char *btf = custom_btf_path();
+	uint64_t missing = privileges_missing();
 
-	if (geteuid() != 0) {
-		fprintf(stderr, "cgstat: must run as root (it loads BPF programs)\n");
+	/* root has them; the systemd unit gives its user just these */
+	if (missing) {
+		fprintf(stderr,
+			"cgstat: no %s%s%s: loading its BPF programs takes CAP_BPF and "
+			"CAP_PERFMON (root has them)\n",
+			missing & 1ULL << CAP_BPF ? "CAP_BPF" : "",
+			missing == privileges_needed() ? " and " : "",
+			missing & 1ULL << CAP_PERFMON ? "CAP_PERFMON" : "");
 		return -EPERM;
 	}
 	if (!btf)
@@ -570,6 +579,13 @@ static int run_loop(struct run *r)
 	if (r->opts.verbose)
 		fprintf(stderr, "cgstat: attached, watching %s\n",
 			slots__all_cgroups(r->slots) ? "every cgroup" : "the given cgroups");
+	/*
+	 * Type=notify (contrib/systemd/cgstat.service): started once counting has begun and
+	 * --listen's server answers, so that a unit ordered after cgstat is counted from its
+	 * start. Nothing without NOTIFY_SOCKET; the variable stays, as unsetenv() would race
+	 * the getenv() of curl's thread.
+	 */
+	sd_notify(0, "READY=1");
 	start_ms = clock_ns(CLOCK_REALTIME) / NSEC_PER_MSEC;
 	if (r->command) {
 		err = command__go(r->command);

@@ -16,7 +16,7 @@
 /* The ids of "nobody" where the passwd database has none (Debian's are these). */
 #define NOBODY_ID 65534
 
-static int caps_get(uint64_t *effective)
+static int caps_get(uint64_t *effective, uint64_t *permitted)
 {
 	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
 	struct __user_cap_data_struct data[2] = {};
@@ -24,15 +24,33 @@ static int caps_get(uint64_t *effective)
 	if (syscall(SYS_capget, &hdr, data))
 		return -errno;
 	*effective = data[0].effective | (uint64_t)data[1].effective << 32;
+	*permitted = data[0].permitted | (uint64_t)data[1].permitted << 32;
 	return 0;
 }
 
 static bool can_change_ids(void)
 {
-	uint64_t eff = 0;
+	uint64_t eff = 0, prm = 0;
 
-	return geteuid() == 0 && !caps_get(&eff) && (eff & (1ULL << CAP_SETUID)) &&
+	return geteuid() == 0 && !caps_get(&eff, &prm) && (eff & (1ULL << CAP_SETUID)) &&
 	       (eff & (1ULL << CAP_SETGID));
+}
+
+uint64_t privileges_needed(void)
+{
+	return 1ULL << CAP_BPF | 1ULL << CAP_PERFMON;
+}
+
+uint64_t privileges_missing(void)
+{
+	uint64_t eff = 0, prm = 0;
+
+	if (caps_get(&eff, &prm))
+		return privileges_needed();
+	/* the kernel takes CAP_SYS_ADMIN for either (bpf_capable(), perfmon_capable()) */
+	if (eff & (1ULL << CAP_SYS_ADMIN))
+		return 0;
+	return privileges_needed() & ~eff;
 }
 
 void privileges_target(uid_t *uid, gid_t *gid)
@@ -98,20 +116,37 @@ int privileges_settle(bool keep_groups)
 
 int privileges_drop(bool signals_command, const gid_t *groups, int nr_groups)
 {
-	uint64_t keep = privileges_kept(signals_command);
+	uint64_t keep = privileges_kept(signals_command), eff, prm;
 	bool change_ids = can_change_ids();
 	uid_t uid;
 	gid_t gid;
 	int cap, err;
 
+	err = caps_get(&eff, &prm);
+	if (err)
+		return err;
+	/*
+	 * Only what the process holds can be kept: started as a user of its own with just the
+	 * capabilities it needs (contrib/systemd/cgstat.service), cgstat has no CAP_KILL, and
+	 * needs none for a command that runs as that same user.
+	 */
+	keep &= prm;
 	privileges_target(&uid, &gid);
 	settled_keep = keep;
-	/* groups kept for some threads: the others drop them as they settle */
-	transient = change_ids && nr_groups > 0;
+	/*
+	 * Groups kept for some threads: the others drop them as they settle, which takes
+	 * CAP_SETPCAP too. Without it every thread keeps them.
+	 */
+	transient = change_ids && nr_groups > 0 && (prm & TRANSIENT_CAPS) == TRANSIENT_CAPS;
 	if (transient)
 		keep |= TRANSIENT_CAPS;
-	/* the bounding set first: dropping from it needs CAP_SETPCAP, which goes below */
-	for (cap = 0; cap <= CAP_LAST_CAP; cap++) {
+	/*
+	 * The bounding set first: dropping from it needs CAP_SETPCAP, which goes below. Without
+	 * it (the unit gives none) the bounding set stays as it was given, which leaves nothing
+	 * to use: what is beyond keep leaves the permitted and inheritable sets below, and
+	 * no_new_privs keeps an execve() from granting it again.
+	 */
+	for (cap = 0; (eff & (1ULL << CAP_SETPCAP)) && cap <= CAP_LAST_CAP; cap++) {
 		if (keep & (1ULL << cap))
 			continue;
 		if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) && errno != EINVAL)

@@ -12,6 +12,17 @@
 #include <sys/types.h>
 
 /*
+ * What loading takes, as a mask of CAP_* bits: CAP_BPF for the programs and maps, CAP_PERFMON
+ * for programs that trace the scheduler and for perf counters on every CPU
+ * (kernel.perf_event_paranoid is 2 on Debian). Nothing else: what cgstat reads (/proc/PID/cgroup,
+ * the cgroup tree, /proc and /sys) is world-readable.
+ */
+uint64_t privileges_needed(void);
+
+/* Those of privileges_needed() the calling thread lacks, as a mask: 0 when it may load. */
+uint64_t privileges_missing(void);
+
+/*
  * The ids cgstat runs as after privileges_drop(): nobody's where it runs as root with
  * CAP_SETUID and CAP_SETGID, else its own.
  */
@@ -21,12 +32,13 @@ void privileges_target(uid_t *uid, gid_t *gid);
 uint64_t privileges_kept(bool signals_command);
 
 /*
- * Keep privileges_kept() alone, in the effective, permitted and bounding sets, with no
- * inheritable or ambient capabilities and no_new_privs set, as privileges_target()'s ids with
- * the nr_groups groups (the Docker socket's: sources/name_source.h) as the only supplementary
- * ones, for the threads that settle keeping them (privileges_settle()). Call it while the process
- * has one thread: capabilities and ids are each thread's own, and a thread made later takes them
- * from its maker. 0 or -errno.
+ * Keep privileges_kept() alone (what of it the process holds), in the effective and permitted
+ * sets and, with CAP_SETPCAP, the bounding set, with no inheritable or ambient capabilities and
+ * no_new_privs set, as privileges_target()'s ids with the nr_groups groups (the Docker socket's:
+ * sources/name_source.h) as the only supplementary ones, for the threads that settle keeping
+ * them (privileges_settle()). Started as a user with capabilities (the systemd unit), the ids
+ * and groups stay as they are. Call it while the process has one thread: capabilities and ids
+ * are each thread's own, and a thread made later takes them from its maker. 0 or -errno.
  */
 int privileges_drop(bool signals_command, const gid_t *groups, int nr_groups);
 

@@ -799,22 +799,32 @@ def run_in_cgroup(cgroup, argv, stdout=subprocess.DEVNULL):
     return proc.returncode, usage, before
 
 
-def bpf_maps_of(pid):
-    """The BPF maps process pid holds, by name (as bpftool gives it: 15 characters at most):
-    the map ids from /proc/PID/fdinfo, so that another cgstat's maps are never taken."""
-    maps = {}
+# the anonymous inode of each kind of BPF object's fd
+BPF_FD_NAMES = {"map": "anon_inode:bpf-map", "prog": "anon_inode:bpf-prog",
+                "link": "anon_inode:bpf_link"}
+
+
+def bpf_objects_of(pid, kind):
+    """What bpftool shows of each BPF object of kind ("map", "prog", "link") process pid holds:
+    the ids from /proc/PID/fdinfo, so that another cgstat's are never taken."""
+    objects = []
     fd_dir = "/proc/%d/fd" % pid
     for fd in os.listdir(fd_dir):
         with contextlib.suppress(OSError):
-            if os.readlink(os.path.join(fd_dir, fd)) != "anon_inode:bpf-map":
+            if os.readlink(os.path.join(fd_dir, fd)) != BPF_FD_NAMES[kind]:
                 continue
             with open("/proc/%d/fdinfo/%s" % (pid, fd)) as f:
                 fields = dict(line.split(":", 1) for line in f if ":" in line)
-            map_id = int(fields["map_id"])
-            info = json.loads(subprocess.run(["bpftool", "-j", "map", "show", "id", str(map_id)],
-                                             stdout=subprocess.PIPE, check=True).stdout)
-            maps[info["name"]] = info
-    return maps
+            obj_id = int(fields[kind + "_id"])
+            objects.append(json.loads(subprocess.run(
+                ["bpftool", "-j", kind, "show", "id", str(obj_id)], stdout=subprocess.PIPE,
+                check=True).stdout))
+    return objects
+
+
+def bpf_maps_of(pid):
+    """The BPF maps process pid holds, by name (as bpftool gives it: 15 characters at most)."""
+    return {info["name"]: info for info in bpf_objects_of(pid, "map")}
 
 
 def bpf_map_dump(map_id):

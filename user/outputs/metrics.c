@@ -546,8 +546,9 @@ struct metrics_snapshot *metrics__snapshot(struct metrics *m)
 	/* scrapes of an unchanged set list it in the same order */
 	qsort(s->cgroups, s->nr_cgroups, sizeof(*s->cgroups), cgroup_cmp);
 	for (k = 0; k < s->nr_cgroups; k++)
-		qsort(s->cgroups[k].pools, s->cgroups[k].nr_pools, sizeof(struct metrics_pool),
-		      pool_cmp);
+		if (s->cgroups[k].nr_pools) /* qsort() takes no NULL, even for none */
+			qsort(s->cgroups[k].pools, s->cgroups[k].nr_pools,
+			      sizeof(struct metrics_pool), pool_cmp);
 	return s;
 fail:
 	metrics_snapshot__free(s);

@@ -80,6 +80,14 @@ void csv_u64(FILE *f, uint64_t value)
 	fwrite(p, 1, end - p, f);
 }
 
+/* Whether [p, end) holds only zeros and the point: a value that rounds to 0 takes no sign. */
+static bool all_zero(const char *p, const char *end)
+{
+	while (p < end && (*p == '0' || *p == '.'))
+		p++;
+	return p == end;
+}
+
 /*
  * "%.*f" without printf: with 1,000 cgroups the drain writes some 40,000 numbers a second, and
  * printf's exact decimal conversion was a third of its time. Values are rounded to their
@@ -109,7 +117,7 @@ void csv_number(FILE *f, bool valid, double value, int decimals)
 		if (++n == decimals)
 			*--p = '.';
 	} while (whole || n <= decimals);
-	if (negative && strspn(p, "0.") != (size_t)(end - p))
+	if (negative && !all_zero(p, end))
 		*--p = '-';
 	fwrite(p, 1, end - p, f);
 }

@@ -29,6 +29,7 @@ import argparse
 import csv
 import json
 import os
+import re
 import subprocess
 import tempfile
 import time
@@ -128,10 +129,35 @@ def check_named_rows(rows, name, cid, cgid):
     return got
 
 
+def check_metrics_names(page, ids, image, usage):
+    """/metrics of the all-cgroups run: each container's figures under its name, what the
+    engine says of it in cgstat_cgroup_info (docker inspect's id and image), its on-CPU time
+    against its cpu.stat."""
+    info = {}
+    for m in re.finditer(r'^cgstat_cgroup_info\{(.*)\} 1$', page, re.M):
+        labels = dict(re.findall(r'([a-z_]+)="((?:[^"\\]|\\.)*)"', m.group(1)))
+        info[labels.get("cgroup")] = labels
+    want = {"broker": {"runtime": "docker", "container_id": ids["broker"],
+                       "container_name": "broker", "image": image},
+            "pulsar-bookie-1": {"runtime": "docker", "container_id": ids["pulsar-bookie-1"],
+                                "container_name": "pulsar-bookie-1", "image": image,
+                                "compose_project": "pulsar", "compose_service": "bookie",
+                                "compose_replica": "1"}}
+    for name, labels in want.items():
+        got = {k: v for k, v in info.get(name, {}).items() if k != "cgroup"}
+        h.check(got == labels, "/metrics: cgstat_cgroup_info{cgroup=\"%s\"} says %s (docker "
+                "inspect's id and image: %s)" % (name, got, labels))
+        cpu = re.search(r'^cgstat_cpu_seconds_total\{cgroup="%s"\} (\S+)$' % re.escape(name),
+                        page, re.M)
+        h.check_cpu_stat("/metrics: %s's cgstat_cpu_seconds_total" % name,
+                         float(cpu.group(1)) * 1000 if cpu else 0, usage[name], [])
+
+
 def docker_named(args, e):
     """Names from the engine: labels, accuracy, throttling, JSON fields and selection."""
     env = named_env(e)
-    every = h.Cgstat(args.cgstat, ["-i", "0.5", "-f", "json"], env=env)
+    port = h.free_port()
+    every = h.Cgstat(args.cgstat, ["-i", "0.5", "-f", "json", "--listen", str(port)], env=env)
     chosen = h.Cgstat(args.cgstat, ["-q", "-i", "0.5", "-c", "docker:broker",
                                     "-c", "compose:pulsar/bookie"], env=env)
     no_engine = dict(os.environ, DOCKER_HOST="unix:///nonexistent/docker.sock")
@@ -157,6 +183,10 @@ def docker_named(args, e):
     for name in ids:
         wait_done(e, name)
     h.settle()
+    # /metrics once two more intervals are in: every figure of the containers' work
+    every.wait_intervals(time.time() * 1000, 2)
+    with urllib.request.urlopen("http://127.0.0.1:%d/metrics" % port, timeout=10) as r:
+        page = r.read().decode()
     for cgstat in (every, chosen, unnamed, watching):
         cgstat.stop()
     usage = {name: h.cgroup_usage_ms(mount + cgroups[name]) for name in ids}
@@ -186,6 +216,7 @@ def docker_named(args, e):
         h.check(all(kept.get(k) == v for k, v in fields.items()),
                 "%s: the summary says %s (%s)" % (name, fields,
                                                   {k: kept.get(k) for k in fields}))
+    check_metrics_names(page, ids, image, usage)
     # selected by name before they existed: the same containers, the same accuracy
     selected = chosen.rows("sched-stats.csv")
     h.check({r["container"] for r in selected} == {"broker", "bookie-1", "bookie-2", "bookie"},

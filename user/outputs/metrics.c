@@ -5,7 +5,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
-#include <stdio_ext.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -238,10 +238,97 @@ struct metrics *metrics__new(const char *const *event_names, int nr_events,
 }
 
 /*
+ * The page a scrape is rendered into: a buffer grown by doubling, written with memcpy(). A page
+ * of 1,000 cgroups is 130,000 lines of short pieces, and a memstream's FILE copied those a byte
+ * at a time (glibc's _IO_default_xsputn): half of a scrape's time. A failed allocation is kept
+ * and said once, at the end.
+ */
+struct page {
+	char *text;
+	size_t len, size;
+	bool failed;
+};
+
+/* Room for n more bytes and a NUL: false, and the page failed, when there is none. */
+static bool page_grow(struct page *p, size_t n)
+{
+	size_t size = p->size ? p->size : 65536;
+	char *text;
+
+	if (p->failed)
+		return false;
+	while (size < p->len + n + 1)
+		size *= 2;
+	text = realloc(p->text, size);
+	if (!text) {
+		p->failed = true;
+		return false;
+	}
+	p->text = text;
+	p->size = size;
+	return true;
+}
+
+static inline bool page_reserve(struct page *p, size_t n)
+{
+	return p->len + n + 1 <= p->size || page_grow(p, n);
+}
+
+static void page_put(struct page *p, const void *s, size_t n)
+{
+	if (!page_reserve(p, n))
+		return;
+	memcpy(p->text + p->len, s, n);
+	p->len += n;
+}
+
+static void page_puts(struct page *p, const char *s)
+{
+	page_put(p, s, strlen(s));
+}
+
+static void page_putc(struct page *p, char c)
+{
+	if (!page_reserve(p, 1))
+		return;
+	p->text[p->len++] = c;
+}
+
+static void __attribute__((format(printf, 2, 3))) page_printf(struct page *p, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	if (n < 0 || !page_reserve(p, n))
+		return;
+	va_start(ap, fmt);
+	vsnprintf(p->text + p->len, n + 1, fmt, ap);
+	va_end(ap);
+	p->len += n;
+}
+
+/* The page's text, NUL-terminated and the caller's (its length in *len), or NULL and ENOMEM. */
+static char *page_end(struct page *p, size_t *len)
+{
+	if (p->failed || !page_reserve(p, 0)) {
+		free(p->text);
+		errno = ENOMEM;
+		return NULL;
+	}
+	p->text[p->len] = '\0';
+	if (len)
+		*len = p->len;
+	return p->text;
+}
+
+/*
  * A label value as the formats want it: backslash, double quote and newline escaped, and any
  * byte that is not UTF-8 (a cgroup path is any bytes) as U+FFFD, which both formats require.
  */
-static void put_label_value(FILE *f, const char *v)
+static void put_label_value(struct page *f, const char *v)
 {
 	const unsigned char *p = (const unsigned char *)v, *run;
 	size_t n;
@@ -251,15 +338,15 @@ static void put_label_value(FILE *f, const char *v)
 		run = p;
 		while (*p && *p != '\\' && *p != '"' && *p != '\n' && (n = utf8_sequence(p)))
 			p += n;
-		fwrite(run, 1, p - run, f);
+		page_put(f, run, p - run);
 		if (!*p)
 			return;
 		if (*p == '\n')
-			fputs("\\n", f);
+			page_puts(f, "\\n");
 		else if (*p == '\\' || *p == '"')
-			fprintf(f, "\\%c", *p);
+			page_printf(f, "\\%c", *p);
 		else
-			fputs("\xef\xbf\xbd", f);
+			page_puts(f, "\xef\xbf\xbd");
 		p++;
 	}
 }
@@ -267,19 +354,10 @@ static void put_label_value(FILE *f, const char *v)
 /* A value escaped by put_label_value(), as a string of its own; NULL when out of memory. */
 static char *label_escaped(const char *v)
 {
-	char *text = NULL;
-	size_t len;
-	FILE *f;
+	struct page p = {};
 
-	f = open_memstream(&text, &len);
-	if (!f)
-		return NULL;
-	put_label_value(f, v);
-	if (fclose(f)) {
-		free(text);
-		return NULL;
-	}
-	return text;
+	put_label_value(&p, v);
+	return page_end(&p, NULL);
 }
 
 static struct metrics_cgroup *cgroup_of_totals(struct totals_label *l)
@@ -574,7 +652,7 @@ void metrics_snapshot__free(struct metrics_snapshot *s)
  * v in decimal, at least width digits (zeros in front). A page of 1,000 containers has 30,000
  * samples, and their values and names by fprintf() were most of a scrape's cost.
  */
-static void put_digits(FILE *f, uint64_t v, int width)
+static void put_digits(struct page *f, uint64_t v, int width)
 {
 	char buf[24], *p = buf + sizeof(buf);
 
@@ -582,20 +660,20 @@ static void put_digits(FILE *f, uint64_t v, int width)
 		*--p = '0' + v % 10;
 		v /= 10;
 	} while (v || buf + sizeof(buf) - p < width);
-	fwrite(p, 1, buf + sizeof(buf) - p, f);
+	page_put(f, p, buf + sizeof(buf) - p);
 }
 
 /* Nanoseconds as seconds, exactly: a counter's digits never round. */
-static void put_seconds(FILE *f, uint64_t ns)
+static void put_seconds(struct page *f, uint64_t ns)
 {
 	put_digits(f, ns / NSEC_PER_SEC, 1);
-	fputc('.', f);
+	page_putc(f, '.');
 	put_digits(f, ns % NSEC_PER_SEC, 9);
 }
 
 /* The HELP, TYPE and (OpenMetrics) UNIT lines of a family. */
-static void put_family(FILE *f, bool om, const char *family, const char *type, const char *unit,
-		       const char *help)
+static void put_family(struct page *f, bool om, const char *family, const char *type,
+		       const char *unit, const char *help)
 {
 	const char *total = "";
 
@@ -607,10 +685,10 @@ static void put_family(FILE *f, bool om, const char *family, const char *type, c
 		type = "gauge";
 	}
 
-	fprintf(f, "# HELP %s%s %s\n", family, total, help);
-	fprintf(f, "# TYPE %s%s %s\n", family, total, type);
+	page_printf(f, "# HELP %s%s %s\n", family, total, help);
+	page_printf(f, "# TYPE %s%s %s\n", family, total, type);
 	if (om && unit)
-		fprintf(f, "# UNIT %s %s\n", family, unit);
+		page_printf(f, "# UNIT %s %s\n", family, unit);
 }
 
 /*
@@ -618,45 +696,45 @@ static void put_family(FILE *f, bool om, const char *family, const char *type, c
  * each where given (value escaped: it comes from outside, as the cgroup's name does; the
  * cgroup's and the pool's labels come escaped, from the snapshot). No labels at all: name alone.
  */
-static void put_sample(FILE *f, const char *name, const char *suffix, const char *cgroup,
+static void put_sample(struct page *f, const char *name, const char *suffix, const char *cgroup,
 		       const char *pool, const char *labels, const char *key, const char *value)
 {
 	const char *sep = "{";
 
-	fputs(name, f);
-	fputs(suffix, f);
+	page_puts(f, name);
+	page_puts(f, suffix);
 	if (cgroup) {
-		fputs("{cgroup=\"", f);
-		fputs(cgroup, f);
-		fputc('"', f);
+		page_puts(f, "{cgroup=\"");
+		page_puts(f, cgroup);
+		page_putc(f, '"');
 		sep = ",";
 	}
 	if (pool) {
-		fputs(",pool=\"", f);
-		fputs(pool, f);
-		fputc('"', f);
+		page_puts(f, ",pool=\"");
+		page_puts(f, pool);
+		page_putc(f, '"');
 	}
 	if (labels) {
-		fputs(sep, f);
-		fputs(labels, f);
+		page_puts(f, sep);
+		page_puts(f, labels);
 		sep = ",";
 	}
 	if (key) {
-		fputs(sep, f);
-		fputs(key, f);
-		fputs("=\"", f);
+		page_puts(f, sep);
+		page_puts(f, key);
+		page_puts(f, "=\"");
 		put_label_value(f, value);
-		fputc('"', f);
+		page_putc(f, '"');
 		sep = ",";
 	}
-	fputs(*sep == ',' ? "} " : " ", f);
+	page_puts(f, *sep == ',' ? "} " : " ");
 }
 
 /*
  * The value of d for amounts a (tasks: the last interval's), and the newline: false, writing
  * nothing, where a has none.
  */
-static bool put_def_value(FILE *f, const struct metric_def *d, const struct cg_amounts *a,
+static bool put_def_value(struct page *f, const struct metric_def *d, const struct cg_amounts *a,
 			  uint64_t tasks)
 {
 	uint64_t amount = tasks;
@@ -667,7 +745,7 @@ static bool put_def_value(FILE *f, const struct metric_def *d, const struct cg_a
 		put_seconds(f, amount);
 	else
 		put_digits(f, amount, 1);
-	fputc('\n', f);
+	page_putc(f, '\n');
 	return true;
 }
 
@@ -691,13 +769,13 @@ static const char *def_suffix(const struct metric_def *d)
 }
 
 /* A family's first line of metric_defs: its help, kind and unit given there. */
-static void put_def_family(FILE *f, bool om, const struct metric_def *d, const char *family)
+static void put_def_family(struct page *f, bool om, const struct metric_def *d, const char *family)
 {
 	put_family(f, om, family, d->kind == METRIC_COUNTER ? "counter" : "gauge",
 		   figure_in_nanoseconds(d->figure) ? "seconds" : NULL, d->help);
 }
 
-static void put_cgroup_defs(FILE *f, bool om, const struct metrics_snapshot *s)
+static void put_cgroup_defs(struct page *f, bool om, const struct metrics_snapshot *s)
 {
 	const struct metric_def *d, *first = NULL;
 	const struct metrics_cgroup *c;
@@ -722,7 +800,7 @@ static void put_cgroup_defs(FILE *f, bool om, const struct metrics_snapshot *s)
 }
 
 /* The thread pools' families (--threads): cgstat_pool_ and the rest of a cgroup's name. */
-static void put_pool_defs(FILE *f, bool om, const struct metrics_snapshot *s)
+static void put_pool_defs(struct page *f, bool om, const struct metrics_snapshot *s)
 {
 	const struct metric_def *d, *first = NULL;
 	const struct metrics_cgroup *c;
@@ -794,7 +872,7 @@ static const struct {
 };
 
 /* cgroup_counters, and the intervals by verdict. */
-static void put_cgroup_counts(FILE *f, bool om, const struct metrics_snapshot *s)
+static void put_cgroup_counts(struct page *f, bool om, const struct metrics_snapshot *s)
 {
 	const struct metrics_cgroup *c;
 	char labels[64];
@@ -812,7 +890,7 @@ static void put_cgroup_counts(FILE *f, bool om, const struct metrics_snapshot *s
 				put_seconds(f, cgroup_counters[i].value(c));
 			else
 				put_digits(f, cgroup_counters[i].value(c), 1);
-			fputc('\n', f);
+			page_putc(f, '\n');
 		}
 	}
 	put_family(f, om, "cgstat_verdict_intervals", "counter", NULL,
@@ -825,16 +903,16 @@ static void put_cgroup_counts(FILE *f, bool om, const struct metrics_snapshot *s
 			put_sample(f, "cgstat_verdict_intervals", "_total", c->label, NULL, labels,
 				   NULL, NULL);
 			put_digits(f, c->verdicts[v], 1);
-			fputc('\n', f);
+			page_putc(f, '\n');
 		}
 	}
 }
 
-static void put_histogram(FILE *f, bool om, const struct metrics_snapshot *s)
+static void put_histogram(struct page *f, bool om, const struct metrics_snapshot *s)
 {
 	static const char family[] = "cgstat_runqueue_wait_duration_seconds";
 	const struct metrics_cgroup *c;
-	char le[NR_HIST_EDGES][24];
+	char le[NR_HIST_EDGES][32]; /* le="EDGE": made once a page, written as is */
 	uint64_t below;
 	int i, k;
 
@@ -846,25 +924,26 @@ static void put_histogram(FILE *f, bool om, const struct metrics_snapshot *s)
 		   "Run-queue waits of the cgroup's threads by length (edges four an octave, "
 		   "exact edges of cgstat's own histogram)");
 	for (i = 0; i < NR_HIST_EDGES; i++)
-		snprintf(le[i], sizeof(le[i]), "%.10g", (double)hist_edge_ns(i) / NSEC_PER_SEC);
+		snprintf(le[i], sizeof(le[i]), "le=\"%.10g\"",
+			 (double)hist_edge_ns(i) / NSEC_PER_SEC);
 	for (k = 0; k < s->nr_cgroups; k++) {
 		c = &s->cgroups[k];
 		below = 0;
 		for (i = 0; i < NR_HIST_EDGES; i++) {
 			below += c->hist[i];
-			put_sample(f, family, "_bucket", c->label, NULL, NULL, "le", le[i]);
+			put_sample(f, family, "_bucket", c->label, NULL, le[i], NULL, NULL);
 			put_digits(f, below, 1);
-			fputc('\n', f);
+			page_putc(f, '\n');
 		}
-		put_sample(f, family, "_bucket", c->label, NULL, NULL, "le", "+Inf");
+		put_sample(f, family, "_bucket", c->label, NULL, "le=\"+Inf\"", NULL, NULL);
 		put_digits(f, c->hist_count, 1);
-		fputc('\n', f);
+		page_putc(f, '\n');
 		put_sample(f, family, "_count", c->label, NULL, NULL, NULL, NULL);
 		put_digits(f, c->hist_count, 1);
-		fputc('\n', f);
+		page_putc(f, '\n');
 		put_sample(f, family, "_sum", c->label, NULL, NULL, NULL, NULL);
 		put_seconds(f, c->totals.sum.count[CG_RUNQ_MEASURED_NS]);
-		fputc('\n', f);
+		page_putc(f, '\n');
 	}
 }
 
@@ -891,7 +970,7 @@ static const char *perf_clock_family(const char *event)
 	return NULL;
 }
 
-static void put_perf(FILE *f, bool om, const struct metrics_snapshot *s)
+static void put_perf(struct page *f, bool om, const struct metrics_snapshot *s)
 {
 	const struct metrics_cgroup *c;
 	bool any = false;
@@ -913,7 +992,7 @@ static void put_perf(FILE *f, bool om, const struct metrics_snapshot *s)
 			put_sample(f, perf_clocks[i].family, "_total", c->label, NULL, NULL, NULL,
 				   NULL);
 			put_seconds(f, c->totals.sum.counter[e]);
-			fputc('\n', f);
+			page_putc(f, '\n');
 		}
 		any = false;
 	}
@@ -933,26 +1012,26 @@ static void put_perf(FILE *f, bool om, const struct metrics_snapshot *s)
 			put_sample(f, "cgstat_perf_events", "_total", c->label, NULL, NULL, "event",
 				   s->event_names[e]);
 			put_digits(f, c->totals.sum.counter[e], 1);
-			fputc('\n', f);
+			page_putc(f, '\n');
 		}
 	}
 }
 
 /* label="value" where the runtime gave a value */
-static void put_info_label(FILE *f, const char *label, const char *value)
+static void put_info_label(struct page *f, const char *label, const char *value)
 {
 	if (!value || !*value)
 		return;
-	fprintf(f, ",%s=\"", label);
+	page_printf(f, ",%s=\"", label);
 	put_label_value(f, value);
-	fputc('"', f);
+	page_putc(f, '"');
 }
 
 /*
  * What each container's runtime calls it, as labels of a sample of 1 to join on (group_left),
  * as kube-state-metrics' *_info: the figures keep the one cgroup label.
  */
-static void put_cgroup_info(FILE *f, bool om, const struct metrics_snapshot *s)
+static void put_cgroup_info(struct page *f, bool om, const struct metrics_snapshot *s)
 {
 	const struct metrics_cgroup *c;
 	const struct cg_container *ct;
@@ -969,7 +1048,7 @@ static void put_cgroup_info(FILE *f, bool om, const struct metrics_snapshot *s)
 				   "1 for each cgroup a container runtime named: what it said");
 		any = true;
 		ct = &c->container;
-		fprintf(f, "cgstat_cgroup_info{cgroup=\"%s\"", c->label);
+		page_printf(f, "cgstat_cgroup_info{cgroup=\"%s\"", c->label);
 		put_info_label(f, "runtime", ct->runtime);
 		if (!ct->pod)
 			put_info_label(f, "container_id", ct->id);
@@ -984,20 +1063,20 @@ static void put_cgroup_info(FILE *f, bool om, const struct metrics_snapshot *s)
 			snprintf(replica, sizeof(replica), "%d", ct->compose_replica);
 			put_info_label(f, "compose_replica", replica);
 		}
-		fputs("} 1\n", f);
+		page_puts(f, "} 1\n");
 	}
 }
 
 /* A family of one sample without labels. */
-static void put_plain(FILE *f, bool om, const char *family, const char *type, const char *unit,
-		      const char *help, const char *value)
+static void put_plain(struct page *f, bool om, const char *family, const char *type,
+		      const char *unit, const char *help, const char *value)
 {
 	put_family(f, om, family, type, unit, help);
-	fprintf(f, "%s%s %s\n", family, !strcmp(type, "counter") ? "_total" : "", value);
+	page_printf(f, "%s%s %s\n", family, !strcmp(type, "counter") ? "_total" : "", value);
 }
 
-static void put_plain_u64(FILE *f, bool om, const char *family, const char *type, const char *help,
-			  uint64_t value)
+static void put_plain_u64(struct page *f, bool om, const char *family, const char *type,
+			  const char *help, uint64_t value)
 {
 	char v[24];
 
@@ -1005,17 +1084,17 @@ static void put_plain_u64(FILE *f, bool om, const char *family, const char *type
 	put_plain(f, om, family, type, NULL, help, v);
 }
 
-static void put_plain_seconds(FILE *f, bool om, const char *family, const char *type,
+static void put_plain_seconds(struct page *f, bool om, const char *family, const char *type,
 			      const char *help, uint64_t ns)
 {
 	put_family(f, om, family, type, "seconds", help);
-	fprintf(f, "%s%s ", family, !strcmp(type, "counter") ? "_total" : "");
+	page_printf(f, "%s%s ", family, !strcmp(type, "counter") ? "_total" : "");
 	put_seconds(f, ns);
-	fputc('\n', f);
+	page_putc(f, '\n');
 }
 
 /* How far the figures can be trusted, and what the drain costs. */
-static void put_health(FILE *f, bool om, const struct metrics_snapshot *s)
+static void put_health(struct page *f, bool om, const struct metrics_snapshot *s)
 {
 	const struct cg_health *h = &s->run.health;
 	char v[48];
@@ -1049,7 +1128,7 @@ static void put_health(FILE *f, bool om, const struct metrics_snapshot *s)
 }
 
 /* cgstat's own cost in the kernel, with --bpf-stats: BPF_ENABLE_STATS' figures per program */
-static void put_programs(FILE *f, bool om, const struct metrics_snapshot *s)
+static void put_programs(struct page *f, bool om, const struct metrics_snapshot *s)
 {
 	const struct metrics_program *p;
 	int i;
@@ -1063,7 +1142,7 @@ static void put_programs(FILE *f, bool om, const struct metrics_snapshot *s)
 		put_sample(f, "cgstat_bpf_program_runs", "_total", NULL, NULL, NULL, "program",
 			   p->name);
 		put_digits(f, p->runs, 1);
-		fputc('\n', f);
+		page_putc(f, '\n');
 	}
 	put_family(f, om, "cgstat_bpf_program_run_seconds", "counter", "seconds",
 		   "Time each of cgstat's BPF programs ran since it began (--bpf-stats), as the "
@@ -1073,20 +1152,20 @@ static void put_programs(FILE *f, bool om, const struct metrics_snapshot *s)
 		put_sample(f, "cgstat_bpf_program_run_seconds", "_total", NULL, NULL, NULL,
 			   "program", p->name);
 		put_seconds(f, p->run_ns);
-		fputc('\n', f);
+		page_putc(f, '\n');
 	}
 }
 
 /* What every Prometheus client library exports of its process, and what cgstat is. */
-static void put_process(FILE *f, bool om, const char *libbpf)
+static void put_process(struct page *f, bool om, const char *libbpf)
 {
 	struct process_self p;
 	char v[48];
 
 	put_family(f, om, "cgstat_build", "info", NULL, "cgstat's version and libbpf's");
-	fprintf(f, "cgstat_build_info{version=\"%s\",libbpf=\"", CGSTAT_VERSION);
+	page_printf(f, "cgstat_build_info{version=\"%s\",libbpf=\"", CGSTAT_VERSION);
 	put_label_value(f, libbpf);
-	fputs("\"} 1\n", f);
+	page_puts(f, "\"} 1\n");
 	if (process_self_read(&p))
 		return;
 	put_plain_seconds(f, om, "process_cpu_seconds", "counter",
@@ -1108,14 +1187,8 @@ static void put_process(FILE *f, bool om, const char *libbpf)
 
 char *metrics_snapshot__render(const struct metrics_snapshot *s, bool openmetrics, size_t *len)
 {
-	char *text = NULL;
-	FILE *f;
+	struct page page = {}, *f = &page;
 
-	f = open_memstream(&text, len);
-	if (!f)
-		return NULL;
-	/* the page is this thread's alone: tens of thousands of writes need no lock each */
-	__fsetlocking(f, FSETLOCKING_BYCALLER);
 	if (s && s->run.have_interval) {
 		put_cgroup_defs(f, openmetrics, s);
 		put_cgroup_counts(f, openmetrics, s);
@@ -1131,11 +1204,6 @@ char *metrics_snapshot__render(const struct metrics_snapshot *s, bool openmetric
 		  "1 once the first interval is in, 0 before",
 		  s && s->run.have_interval ? "1" : "0");
 	if (openmetrics)
-		fputs("# EOF\n", f);
-	if (fclose(f) || !text) {
-		free(text);
-		errno = ENOMEM;
-		return NULL;
-	}
-	return text;
+		page_puts(f, "# EOF\n");
+	return page_end(f, len);
 }

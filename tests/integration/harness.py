@@ -505,6 +505,9 @@ class Cgstat:
         self.proc = subprocess.Popen([binary, "-v", "-o", self.out_dir] + list(args),
                                      stdout=subprocess.PIPE if stamp_lines else self.stdout,
                                      stderr=subprocess.PIPE, env=env)
+        # a test that raises before it stops cgstat must not leave it running (with its
+        # programs attached, its statistics on, or its cgroup held): CI run 40 found one
+        atexit.register(self._kill_if_running)
         self.stderr_lines = []
         self.attached = threading.Event()
         self.reader = threading.Thread(target=self._read_stderr, daemon=True)
@@ -516,6 +519,11 @@ class Cgstat:
         if not self.attached.wait(30):
             self.proc.kill()
             raise RuntimeError("cgstat did not attach: " + "".join(self.stderr_lines))
+
+    def _kill_if_running(self):
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
 
     def _read_stderr(self):
         for raw in self.proc.stderr:

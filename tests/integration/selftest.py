@@ -75,6 +75,22 @@ def main():
                 in zip((1, 2, 3), seen)),
             "wait_lines(k): k lines and samples there (times, lines, samples: %s)" % seen)
 
+    # a test that raises while cgstat runs leaves no cgstat behind (harness.Cgstat's atexit)
+    script = ("import sys; sys.path.insert(0, %r); import harness as h\n"
+              "c = h.Cgstat(%r, [])\nprint(c.proc.pid, flush=True)\nraise SystemExit(3)\n"
+              % (os.path.dirname(os.path.abspath(__file__)), path))
+    p = subprocess.run([sys.executable, "-c", script], stdout=subprocess.PIPE,
+                       stderr=subprocess.DEVNULL, timeout=60)
+    pid = int(p.stdout.split()[0])
+    gone = True
+    with contextlib.suppress(OSError):
+        with open("/proc/%d/stat" % pid) as f:
+            gone = f.read().rsplit(")", 1)[1].split()[0] in ("Z", "X")
+    h.check(p.returncode == 3 and gone, "a test that ends while its cgstat runs kills it (pid "
+            "%d %s)" % (pid, "gone" if gone else "still running"))
+    if not gone:
+        os.kill(pid, 9)
+
     # summarize.py: a test whose checks all passed but that then died (a sanitizer's abort at
     # exit), a stage without a closing line that failed (a build), and skips listed
     logs = os.path.join(tmp, "logs")

@@ -649,8 +649,8 @@ void metrics_snapshot__free(struct metrics_snapshot *s)
 }
 
 /*
- * v in decimal, at least width digits (zeros in front). A page of 1,000 containers has 30,000
- * samples, and their values and names by fprintf() were most of a scrape's cost.
+ * v in decimal, at least width digits (zeros in front). A page of 1,000 cgroups has 130,000
+ * samples, and fprintf() of their values was most of a scrape's cost.
  */
 static void put_digits(struct page *f, uint64_t v, int width)
 {

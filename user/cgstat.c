@@ -73,13 +73,21 @@ static const char *custom_btf_path(void)
 static int check_can_run(bool verbose)
 {
 	const char *btf = custom_btf_path();
-	uint64_t missing = privileges_missing();
+	uint64_t missing;
+	int err;
 
+	/* the image's binary has them as permitted file capabilities, not yet in effect */
+	err = privileges_raise();
+	if (err) {
+		fprintf(stderr, "cgstat: cannot take its capabilities: %s\n", strerror(-err));
+		return err;
+	}
 	/* root has them; the systemd unit gives its user just these */
+	missing = privileges_missing();
 	if (missing) {
 		fprintf(stderr,
 			"cgstat: no %s%s%s: loading its BPF programs takes CAP_BPF and "
-			"CAP_PERFMON (root has them)\n",
+			"CAP_PERFMON, or CAP_SYS_ADMIN (root has them)\n",
 			missing & 1ULL << CAP_BPF ? "CAP_BPF" : "",
 			missing == privileges_needed() ? " and " : "",
 			missing & 1ULL << CAP_PERFMON ? "CAP_PERFMON" : "");

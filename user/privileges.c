@@ -41,6 +41,26 @@ uint64_t privileges_needed(void)
 	return 1ULL << CAP_BPF | 1ULL << CAP_PERFMON;
 }
 
+int privileges_raise(void)
+{
+	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct data[2] = {};
+	uint64_t eff, prm, raise;
+	int err;
+
+	err = caps_get(&eff, &prm);
+	if (err)
+		return err;
+	raise = prm & (privileges_needed() | 1ULL << CAP_SYS_ADMIN) & ~eff;
+	if (!raise)
+		return 0;
+	if (syscall(SYS_capget, &hdr, data))
+		return -errno;
+	data[0].effective |= (uint32_t)raise;
+	data[1].effective |= (uint32_t)(raise >> 32);
+	return syscall(SYS_capset, &hdr, data) ? -errno : 0;
+}
+
 uint64_t privileges_missing(void)
 {
 	uint64_t eff = 0, prm = 0;

@@ -19,6 +19,14 @@
  */
 uint64_t privileges_needed(void);
 
+/*
+ * Those of privileges_needed() and CAP_SYS_ADMIN that the process is permitted but does not
+ * have in effect, raised: what file capabilities give when set as permitted only (the image's
+ * binary, Dockerfile), so that execve() does not fail where the engine grants fewer than the
+ * file names. 0 or -errno.
+ */
+int privileges_raise(void);
+
 /* Those of privileges_needed() the calling thread lacks, as a mask: 0 when it may load. */
 uint64_t privileges_missing(void);
 

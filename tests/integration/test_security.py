@@ -7,6 +7,9 @@
   (docs/reliability.md, Security): CAP_BPF, and CAP_KILL with -- CMD; the bounding set the
   same, nothing inheritable or ambient, no_new_privs. Before 2026-12-05 the --listen thread,
   which parses what the network sends, kept every capability and uid 0.
+- The image's binary, with its capabilities as permitted file capabilities, run as nobody
+  with what an engine grants (CAP_BPF and CAP_PERFMON, or CAP_SYS_ADMIN alone): it raises them,
+  attaches and keeps no more; one missing: one line, exit 1.
 - --listen with 64 slow connections (slowloris) open from the scraper's own address: every
   scrape answered, each slow connection dropped in bounded time, the connections bounded.
 - An output folder given as a symlink, with or without a trailing slash (the slash makes the
@@ -19,6 +22,7 @@ import os
 import pty
 import pwd
 import select
+import shutil
 import signal
 import socket
 import subprocess
@@ -31,6 +35,8 @@ import fake_engine as fe
 import harness as h
 
 CAP_KILL = 5
+CAP_SYS_ADMIN = 21
+CAP_PERFMON = 38
 CAP_BPF = 39
 
 
@@ -65,10 +71,11 @@ def wait_threads(pid, n, timeout=20):
         time.sleep(0.02)
 
 
-def check_threads(mode, pid, threads, kept, groups=""):
+def check_threads(mode, pid, threads, kept, groups="", bounding=None):
     """Every thread of pid: nobody's ids, the kept capabilities at most, none to pass on, and
     no supplementary group but groups (the Docker socket's) in the thread that follows the
-    engine's names (cgstat-docker) alone."""
+    engine's names (cgstat-docker) alone. The bounding set kept, or bounding where cgstat had
+    no CAP_SETPCAP to shrink it (no_new_privs leaves it of no use)."""
     uid, gid = nobody_ids()
     status = wait_threads(pid, threads)
     h.check(len(status) == threads, "%s: %d threads (want %d: %s)"
@@ -76,7 +83,7 @@ def check_threads(mode, pid, threads, kept, groups=""):
     for tid, s in sorted(status.items()):
         ids = [int(x) for x in s["Uid"].split()] + [int(x) for x in s["Gid"].split()]
         caps = {k: int(s[k], 16) for k in ("CapEff", "CapPrm", "CapBnd", "CapInh", "CapAmb")}
-        want = {"CapEff": kept, "CapPrm": kept, "CapBnd": kept, "CapInh": 0, "CapAmb": 0}
+        want = {"CapEff": kept, "CapPrm": kept, "CapBnd": kept if bounding is None else bounding, "CapInh": 0, "CapAmb": 0}
         want_groups = groups if s.get("Name") == "cgstat-docker" else ""
         h.check(ids == [uid] * 4 + [gid] * 4 and caps == want and s["NoNewPrivs"] == "1"
                 and s.get("Groups", "") == want_groups,
@@ -175,6 +182,59 @@ def live_view(args, cg):
     reader.join(5)
     os.close(master)
     h.check_exit("live view", code, 0, proc.stderr.read())
+
+
+def file_capabilities(args, tmp):
+    """The image's binary (Dockerfile): its capabilities as permitted file capabilities, run
+    by a user that is not root, as a container engine starts it. cgstat raises what it needs
+    into effect: with CAP_BPF and CAP_PERFMON in the bounding set (an engine that knows them),
+    or CAP_SYS_ADMIN alone (Debian 12's Docker 20.10), it attaches and keeps no more than it
+    keeps elsewhere; with CAP_PERFMON missing, one line names it and it exits 1. Before the
+    raise, every such run said the capabilities were missing."""
+    binary = os.path.join(tmp, "cgstat-file-caps")
+    shutil.copy(args.cgstat, binary)
+    os.chmod(os.path.dirname(binary), 0o755)
+    subprocess.run(["setcap", "cap_bpf,cap_perfmon,cap_sys_admin+p", binary], check=True)
+    uid, gid = nobody_ids()
+    for bounding, caps, kept, ok in (
+            ("+bpf,+perfmon", 1 << CAP_BPF | 1 << CAP_PERFMON, 1 << CAP_BPF, True),
+            ("+sys_admin", 1 << CAP_SYS_ADMIN, 0, True),
+            ("+bpf", 1 << CAP_BPF, 0, False)):
+        proc = subprocess.Popen(
+            ["setpriv", "--reuid", str(uid), "--regid", str(gid), "--clear-groups",
+             "--inh-caps=-all", "--bounding-set=-all," + bounding, binary, "-v", "-q",
+             "-i", "0.2", "--no-names", "-f", "csv"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        what = "file capabilities, bounding set %s" % bounding
+        if not ok:
+            try:
+                _, err = proc.communicate(timeout=60)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                _, err = proc.communicate()
+            lines = err.strip().splitlines()
+            h.check(proc.returncode == 1, "%s: exit 1 (%s)" % (what, proc.returncode))
+            h.check(len(lines) == 1 and "no CAP_PERFMON" in lines[0],
+                    "%s: one line names what is missing: %s" % (what, lines))
+            continue
+        attached = []
+        reader = threading.Thread(target=lambda: attached.extend(
+            line for line in proc.stderr if "attached" in line), daemon=True)
+        reader.start()
+        deadline = time.monotonic() + 60
+        while not attached and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        h.check(bool(attached), "%s: cgstat attached (exit %s)" % (what, proc.poll()))
+        if attached:
+            # no CAP_SYS_ADMIN kept: the drain's bpf() calls need no capability on their fds
+            check_threads(what, proc.pid, 1, kept, bounding=caps)
+        proc.send_signal(signal.SIGINT)
+        try:
+            code = proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            code = proc.wait()
+        h.check(code == 0, "%s: SIGINT ends it with exit 0 (%s)" % (what, code))
 
 
 def tree_sums(path):
@@ -330,6 +390,7 @@ def main():
     with h.scratch_cgroup("sec") as cg:
         background_modes(args, tmp, cg)
         docker_socket_group(args)
+        file_capabilities(args, tmp)
         live_view(args, cg)
         output_folder_link(args, tmp, cg)
         output_file_links(args, tmp, cg)

@@ -223,6 +223,26 @@ def live(args):
     h.check(code == 0, "q ends the live view with exit %s" % code)
 
 
+def capabilities(args):
+    """cgstat as nobody with only the capabilities a container engine can give it: CAP_BPF and
+    CAP_PERFMON, or CAP_SYS_ADMIN alone (Debian 12's Docker 20.10 knows no CAP_BPF). Each run
+    loads, then drains with none of them left but CAP_BPF, or none at all in the second
+    (kernel.unprivileged_bpf_disabled is 2: only creating maps and loading programs check it
+    on these kernels, not the drain's calls on their fds)."""
+    for caps in ("+bpf,+perfmon", "+sys_admin"):
+        out = subprocess.run(["setpriv", "--reuid", "65534", "--regid", "65534",
+                              "--clear-groups", "--inh-caps=-all," + caps,
+                              "--ambient-caps=-all," + caps, "--bounding-set=-all," + caps,
+                              args.cgstat, "--no-perf", "-f", "csv", "-i", "0.5", "-d", "1.5"],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=120)
+        rows = [line for line in out.stdout.decode().splitlines()[1:] if line]
+        h.check(out.returncode == 0, "%s: cgstat as nobody exits 0 (exit %d)%s"
+                % (caps, out.returncode, "" if out.returncode == 0
+                   else "\n" + out.stderr.decode(errors="replace")[-2000:]))
+        h.check(len({r.split(",")[0] for r in rows}) >= 2,
+                "%s: rows of 2 or more intervals (%d rows)" % (caps, len(rows)))
+
+
 def refused(args):
     """A kernel below the minimum: one line naming what is missing, exit 1, nothing loaded."""
     out = subprocess.run([args.cgstat, "-f", "csv", "-d", "1"], stdout=subprocess.PIPE,
@@ -245,6 +265,7 @@ CHECKS = {
     "threads": threads,
     "throttled": throttled,
     "live": live,
+    "capabilities": capabilities,
     "refused": refused,
 }
 SUPPORTED = [c for c in CHECKS if c != "refused"]

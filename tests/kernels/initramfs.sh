@@ -42,6 +42,8 @@ copy_with_libs() {
 cp "$BUSYBOX" "$root/bin/busybox"
 copy_with_libs "$BUILD/cgstat" bin/cgstat
 copy_with_libs "$BUILD/tests/workload" bin/workload
+# the "capabilities" check runs cgstat as nobody with a chosen capability set
+copy_with_libs "$(command -v setpriv)" bin/setpriv
 # python3: the interpreter, its standard library less what no check imports, and the libraries
 # its extension modules link
 PY=$(readlink -f /usr/bin/python3)

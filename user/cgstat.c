@@ -33,6 +33,7 @@
 #include "core/drain.h"
 #include "sources/perf_events.h"
 #include "sources/host.h"
+#include "sources/host_view.h"
 #include "sources/kernel_features.h"
 #include "outputs/listener.h"
 #include "outputs/live.h"
@@ -756,6 +757,7 @@ static int output_open(struct run *r)
  */
 static int run_prepare(struct run *r)
 {
+	struct host_view view;
 	int err;
 
 	if (event_list_parse(&r->events, &r->opts))
@@ -769,6 +771,8 @@ static int run_prepare(struct run *r)
 		fprintf(stderr, "cgstat: no cgroup v2 mount in /proc/self/mountinfo\n");
 		return 1;
 	}
+	host_view__read("/proc", &r->mnt, &view);
+	host_view__say(stderr, &view, &r->mnt);
 	if (r->opts.command) {
 		r->command = command__start(&r->mnt, r->opts.command, r->opts.command_label);
 		if (!r->command || opts_watch_command(&r->opts, command__cgroup(r->command)))

@@ -593,6 +593,28 @@ def messages(args):
                      [report])
 
 
+def namespaces(args):
+    """Outside the host's PID or cgroup namespace (a container run without --pid=host or
+    --cgroupns=host), one line says so and what it breaks, once, and the run goes on; in the
+    host's, no such line. The namespaces are made with unshare(1), as an engine makes them."""
+    base = [args.cgstat, "--no-perf", "--no-names", "-q", "-i", "0.2", "-d", "0.4"]
+    for what, prefix, want in (
+            ("the host's namespaces", [], None),
+            ("a PID namespace of its own", ["unshare", "--pid", "--fork", "--mount-proc"],
+             "cgstat: not in the host's PID namespace"),
+            ("a cgroup namespace of its own", ["unshare", "--cgroup"],
+             "cgstat: not in the host's cgroup namespace")):
+        code, _, err = run(prefix + base)
+        lines = [line for line in err.decode(errors="replace").splitlines()
+                 if "namespace" in line]
+        h.check(code == 0, "%s: exit 0 (%d)" % (what, code))
+        if want is None:
+            h.check(lines == [], "%s: nothing said of namespaces: %s" % (what, lines))
+        else:
+            h.check(len(lines) == 1 and lines[0].startswith(want),
+                    "%s: one line says so: %s" % (what, lines))
+
+
 def custom_btf(args, tmp):
     """CGSTAT_BTF_PATH reaches libbpf: the kernel's BTF copied elsewhere relocates the programs
     as the kernel's own does (the counts match cpu.stat), and a file there that is not BTF is
@@ -668,6 +690,7 @@ def main():
         verbose_and_no_perf(args, tmp)
         messages(args)
         custom_btf(args, tmp)
+        namespaces(args)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     h.done()

@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 """A Docker engine of the test's own: Debian's dockerd on a private socket, data root and exec
-root under a temporary folder, with no network set up (--iptables=false --bridge=none), and a
+root under a temporary folder, with no network set up (--iptables=false --bridge=none, or a
+bridge of the test's own where a container publishes a port), and a
 busybox image imported from a rootfs the test builds (no registry is reachable, and none is
 needed). Stopped at the end with every container it ran, its folder and the cgroups it made
 removed; cgroups that were there before are left alone."""
@@ -21,9 +22,10 @@ DOCKER_CLI = "/usr/bin/docker" if os.path.exists("/usr/bin/docker") else "docker
 
 
 class Engine:
-    def __init__(self, folder):
+    def __init__(self, folder, bridge=None):
         self.folder = folder
         self.sock = os.path.join(folder, "docker.sock")
+        self.bridge = bridge  # the test's own bridge for published ports; None: no network
         self.proc = None
         self.log = None
 
@@ -45,7 +47,8 @@ class Engine:
         while it is stopped, as a production engine's do across an upgrade."""
         self.log = open(os.path.join(self.folder, "dockerd.log"), "ab")
         self.proc = subprocess.Popen(
-            ["dockerd", "--iptables=false", "--bridge=none", "--live-restore",
+            ["dockerd", "--iptables=false", "--bridge=" + (self.bridge or "none"),
+             "--live-restore",
              "-H", "unix://" + self.sock,
              "--data-root", os.path.join(self.folder, "data"),
              "--exec-root", os.path.join(self.folder, "exec"),
@@ -114,9 +117,23 @@ def _rootfs(folder):
     return root
 
 
+# The bridge of an engine that publishes ports: a private /24 of its own, made
+# and removed by the test (docker-proxy forwards a published port to it; no iptables rule).
+BRIDGE_ADDRESS = "172.29.213.1/24"
+
+
+def _bridge_up():
+    name = "cgstatbr%d" % (os.getpid() % 100000)
+    subprocess.run(["ip", "link", "add", name, "type", "bridge"], check=True)
+    subprocess.run(["ip", "addr", "add", BRIDGE_ADDRESS, "dev", name], check=True)
+    subprocess.run(["ip", "link", "set", name, "up"], check=True)
+    return name
+
+
 @contextlib.contextmanager
-def engine():
-    """A running engine with the busybox image; everything it made is gone afterwards."""
+def engine(bridge=False):
+    """A running engine with the busybox image; everything it made is gone afterwards. bridge:
+    a network of its own, for containers that publish ports (-p)."""
     if not shutil.which("dockerd"):
         raise RuntimeError("dockerd is not installed (packages.txt names docker.io)")
     before = _docker_cgroups()
@@ -124,7 +141,7 @@ def engine():
     # as /run is: others may pass through to the socket (root:docker 0660), which cgstat reaches
     # as nobody in the docker group once it has dropped root
     os.chmod(folder, 0o711)
-    e = Engine(folder)
+    e = Engine(folder, _bridge_up() if bridge else None)
     try:
         e.start()
         tar = subprocess.Popen(["tar", "-C", _rootfs(folder), "-c", "."], stdout=subprocess.PIPE)
@@ -150,3 +167,5 @@ def engine():
         shutil.rmtree(folder, ignore_errors=True)
         for path in _docker_cgroups() - before:
             _remove_tree(path)
+        if e.bridge:
+            subprocess.run(["ip", "link", "del", e.bridge], check=False)

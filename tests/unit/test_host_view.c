@@ -31,6 +31,12 @@ static void test_subtree(void)
 	CHECK(strstr(text, "shows the subtree '/docker/x\\x0a\\x1b[2J' alone") != NULL);
 	CHECK(strchr(text, '\n') == text + strlen(text) - 1);
 	free(text);
+	/* in a cgroup namespace of its own, its line says it all: "/.." is no subtree */
+	v.cgroup_ns_private = true;
+	text = said(&v, &m);
+	CHECK(strstr(text, "not in the host's cgroup namespace") != NULL);
+	CHECK(strstr(text, "subtree") == NULL);
+	free(text);
 	strcpy(m.root, "/");
 	host_view__read("/nonexistent", &m, &v);
 	text = said(&v, &m);

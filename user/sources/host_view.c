@@ -39,7 +39,8 @@ void host_view__say(FILE *out, const struct host_view *v, const struct cgroup_mo
 		      "--cgroupns=host): cgroup paths are this namespace's, so labels and -c paths "
 		      "are not the host's, and containers are not named from them\n",
 		      out);
-	if (v->cgroup_subtree) {
+	/* in a cgroup namespace of its own the mount's root reads as a path above it ("/..") */
+	if (v->cgroup_subtree && !v->cgroup_ns_private) {
 		fputs("cgstat: the cgroup v2 mount at ", out);
 		message_quote(out, m->path);
 		fputs(" shows the subtree ", out);

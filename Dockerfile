@@ -19,9 +19,12 @@ RUN apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-ins
 
 FROM ${DEBIAN}
 COPY --from=build /src/build/cgstat_*.deb /tmp/
-# The man page is cgstat's own documentation: kept, where -slim leaves man pages out. setcap
-# is used once and removed with what it pulled in.
-RUN echo 'path-include /usr/share/man/man1/cgstat.1*' >/etc/dpkg/dpkg.cfg.d/cgstat && \
+# The man page is cgstat's own documentation: kept, where -slim leaves man pages out (dpkg reads
+# dpkg.cfg.d in order and the last match wins, so after -slim's "docker"). setcap is used once
+# and removed with what it pulled in. The capabilities are permitted, not effective: execve()
+# grants those the engine allows and never fails for the others; cgstat raises what it needs.
+RUN echo "path-include /usr/share/man/man1/cgstat.1*" >/etc/dpkg/dpkg.cfg.d/zz-cgstat && \
+	mkdir -p /usr/share/man/man1 && \
 	apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
 		/tmp/cgstat_*.deb libjs-dygraphs libcap2-bin && \
 	setcap cap_bpf,cap_perfmon,cap_sys_admin=p /usr/bin/cgstat && \

@@ -15,6 +15,9 @@
 - With one capability fewer than documented: one line naming what is missing, exit 1, no
   output folder made, no program of cgstat's left loaded.
 - Without --pid=host: the line that says cgstat is not in the host's PID namespace.
+- The DaemonSet of contrib/kubernetes/: its pod spec translated field by field into a `docker
+  run` of the same image (k8s_pod.py, which refuses a field it cannot translate), beside a
+  named container: the same figures, on /metrics through the container's port.
 
 Prints the image's size and the time from `docker run` to the first interval."""
 
@@ -31,6 +34,7 @@ import urllib.request
 import debian_base
 import docker_engine
 import harness as h
+import k8s_pod
 from test_containers import BUSY, wait_done
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -207,6 +211,14 @@ def documented_run(e, caps, folder):
     h.check(owners == {(USER_ID, USER_ID)}, "the files in the bind mount are the user's: %s"
             % owners)
     check_named_cpu("README's line", h.read_csv(os.path.join(run, "sched-stats.csv")), usage)
+    # the host's /proc/stat and /proc/diskstats: the host's whole disks, as /sys/block has them
+    with open(os.path.join(run, "host-io.csv")) as f:
+        header = f.readline().strip().split(",")
+    disks = {c[:-len("ReadMBps")] for c in header if c.endswith("ReadMBps")}
+    want = {d for d in os.listdir("/sys/block") if os.path.exists("/sys/block/%s/device" % d)}
+    h.check(disks == want and len(h.read_csv(os.path.join(run, "host-io.csv"))) > 0,
+            "host-io.csv has the host's disks %s (/sys/block's with a device: %s)"
+            % (sorted(disks), sorted(want)))
     e.clear()
 
 
@@ -254,6 +266,81 @@ def private_pid_namespace(e, caps):
             "without --pid=host: one line says so: %s" % said)
 
 
+def metric(page, name, cgroup):
+    m = re.search(r'^%s\{cgroup="%s"\} ([0-9.e+-]+)$' % (name, re.escape(cgroup)), page, re.M)
+    return float(m.group(1)) if m else None
+
+
+def wait_page(port, test, timeout=60):
+    """Until /metrics on port answers with a page for which test is true: that page."""
+    deadline = time.monotonic() + timeout
+    while True:
+        with contextlib.suppress(OSError):
+            page = metrics_page(port)
+            if test(page):
+                return page
+        if time.monotonic() > deadline:
+            raise RuntimeError("no such /metrics page on port %d in %d s" % (port, timeout))
+        time.sleep(0.2)
+
+
+def drains(page):
+    m = re.search(r"^cgstat_drains_total (\d+)$", page, re.M)
+    return int(m.group(1)) if m else -1
+
+
+def daemonset_run(e, caps, folder):
+    """The DaemonSet's pod spec as `docker run` (k8s_pod.docker_run_args: every field
+    translated or refused), beside two busy containers: their figures on /metrics through the
+    container's port against their cpu.stat, the probes' path answering, and the pod's grace
+    period enough for docker stop."""
+    docs = k8s_pod.load(os.path.join(REPO, "contrib", "kubernetes", "cgstat-daemonset.yaml"))
+    ds = [d for d in docs if d and d.get("kind") == "DaemonSet"][0]
+    spec = ds["spec"]["template"]["spec"]
+    # the kubelet's log folders, which this host has none of: empty ones of the test's
+    logs = {path: os.path.join(folder, os.path.basename(path))
+            for path in ("/var/log/pods", "/var/log/containers")}
+    for path in logs.values():
+        os.makedirs(path)
+    subs = {} if "BPF" in caps else {"BPF": "SYS_ADMIN", "PERFMON": "SYS_ADMIN"}
+    run = k8s_pod.docker_run_args(spec, spec["containers"][0]["name"], image_override=IMAGE,
+                                  host_paths_map=logs, cap_substitutes=subs)
+    port = h.free_port()
+    container_port = run.ports[0]["containerPort"]
+    e.docker("run", *run.argv("-d", "--name", "cgstat-daemonset",
+                              "-p", "127.0.0.1:%d:%d" % (port, container_port)))
+    wait_page(port, lambda page: drains(page) > 0)
+    for kind, probe in sorted(run.probes.items()):
+        h.check(probe["port"] == container_port,
+                "DaemonSet: the %s's port is the metrics port" % kind)
+        with urllib.request.urlopen("http://127.0.0.1:%d%s" % (port, probe["path"]),
+                                    timeout=10) as r:
+            h.check(r.status == 200, "DaemonSet: the %s's %s answers %d"
+                    % (kind, probe["path"], r.status))
+    cgroups = busy_containers(e, ["broker", "bookie-1"], 2)
+    done = drains(metrics_page(port))
+    page = wait_page(port, lambda page: drains(page) >= done + 2)
+    for name, path in cgroups.items():
+        # no Docker socket in the pod: a container of this engine is labelled by its short id
+        # (a pod's containers are named from the kubelet's logs, which this host has none of)
+        label = "docker:" + e.docker("inspect", "-f", "{{.Id}}", name)[:12]
+        got = metric(page, "cgstat_cpu_seconds_total", label)
+        h.check(got is not None, "DaemonSet: /metrics has %s's cpu seconds, as %s"
+                % (name, label))
+        if got is not None:
+            h.check_cpu_stat("DaemonSet: %s's cgstat_cpu_seconds_total" % name, got * 1000,
+                             h.cgroup_usage_ms(path), [])
+    start = time.monotonic()
+    e.docker("stop", "-t", str(run.stop_timeout), "cgstat-daemonset",
+             timeout=run.stop_timeout + 60)
+    stop_s = time.monotonic() - start
+    state = json.loads(e.docker("inspect", "-f", "{{json .State}}", "cgstat-daemonset"))
+    h.check(state["ExitCode"] == 0 and stop_s < run.stop_timeout,
+            "DaemonSet: docker stop -t %d (its grace period): exit %d after %.2f s"
+            % (run.stop_timeout, state["ExitCode"], stop_s))
+    e.clear()
+
+
 def main():
     h.parse_args()
     folder = tempfile.mkdtemp(prefix="cgstat-image-")
@@ -265,6 +352,7 @@ def main():
                 documented_run(e, caps, folder)
                 one_capability_fewer(e, caps, folder)
                 private_pid_namespace(e, caps)
+                daemonset_run(e, caps, folder)
     finally:
         with contextlib.suppress(OSError):
             shutil.rmtree(folder)

@@ -14,7 +14,8 @@
   port; `docker stop` ends it within the stop timeout, exit 0, the summary written.
 - With one capability fewer than documented: one line naming what is missing, exit 1, no
   output folder made, no program of cgstat's left loaded.
-- Without --pid=host: the line that says cgstat is not in the host's PID namespace.
+- Without --pid=host: the line that says cgstat is not in the host's PID namespace. With it,
+  -p takes a host pid; --privileged, the simple fallback, runs as well.
 - The DaemonSet of contrib/kubernetes/: its pod spec translated field by field into a `docker
   run` of the same image (k8s_pod.py, which refuses a field it cannot translate), beside a
   named container: the same figures, on /metrics through the container's port.
@@ -266,6 +267,32 @@ def private_pid_namespace(e, caps):
             "without --pid=host: one line says so: %s" % said)
 
 
+def host_pid_and_privileged(e, caps):
+    """-p with a host pid, from the image run as documented: the rows of that process's
+    cgroup, the host's path of the container's; and --privileged, the simple fallback, runs."""
+    e.run("pidcheck", "while :; do sleep 0.05; done")
+    pid = e.pid("pidcheck")
+    # found from the host's /proc/PID/cgroup, the container's cgroup, under its short id
+    # (--no-names: no engine to name it)
+    want = "docker:" + e.docker("inspect", "-f", "{{.Id}}", "pidcheck")[:12]
+    base = [docker_engine.DOCKER_CLI, "-H", "unix://" + e.sock, "run", "--rm", "--pid=host",
+            "--cgroupns=host", "-v", "/sys/fs/cgroup:/sys/fs/cgroup:ro"]
+    args = ["--no-names", "-f", "csv", "-i", "0.5", "-d", "1.5"]
+    out = subprocess.run(base + caps.split() + [IMAGE, "-p", str(pid)] + args,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=120)
+    labels = {line.split(",")[2] for line in out.stdout.decode().splitlines()[1:] if line}
+    h.check(out.returncode == 0 and labels == {want},
+            "-p %d (the host's pid) in the image: exit %d, rows of %s (want %s)%s"
+            % (pid, out.returncode, sorted(labels), want,
+               "" if out.returncode == 0 else ": " + out.stderr.decode(errors="replace")))
+    out = subprocess.run(base + ["--privileged", IMAGE] + args,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=120)
+    rows = [line for line in out.stdout.decode().splitlines()[1:] if line]
+    h.check(out.returncode == 0 and rows, "--privileged instead of the capabilities: exit %d, "
+            "%d rows" % (out.returncode, len(rows)))
+    e.clear()
+
+
 def metric(page, name, cgroup):
     m = re.search(r'^%s\{cgroup="%s"\} ([0-9.e+-]+)$' % (name, re.escape(cgroup)), page, re.M)
     return float(m.group(1)) if m else None
@@ -352,6 +379,7 @@ def main():
                 documented_run(e, caps, folder)
                 one_capability_fewer(e, caps, folder)
                 private_pid_namespace(e, caps)
+                host_pid_and_privileged(e, caps)
                 daemonset_run(e, caps, folder)
     finally:
         with contextlib.suppress(OSError):

@@ -36,8 +36,8 @@ void host_view__say(FILE *out, const struct host_view *v, const struct cgroup_mo
 		      out);
 	if (v->cgroup_ns_private)
 		fputs("cgstat: not in the host's cgroup namespace (a container without "
-		      "--cgroupns=host): cgroup paths are this namespace's, so labels and -c paths "
-		      "are not the host's, and containers are not named from them\n",
+		      "--cgroupns=host): cgroup paths are this namespace's (those outside it read "
+		      "as /.. paths), so labels and -c paths are not the host's\n",
 		      out);
 	/* in a cgroup namespace of its own the mount's root reads as a path above it ("/..") */
 	if (v->cgroup_subtree && !v->cgroup_ns_private) {

@@ -6,9 +6,9 @@
   cached in /var/cache/cgstat-tests/): it builds, and the runtime image is at most 120 MB, runs
   as nobody, and holds cgstat, its man page, the dashboard and dygraphs.
 - README's `docker run` line, taken from README.md and run by a user who is not root (uid
-  4242, in the engine socket's group, as a user in the docker group runs it), with the one
-  substitution README states for an engine that knows no CAP_BPF (this one, Debian 12's Docker
-  20.10): two containers named broker and bookie-1 started after it, each busy for a known
+  4242, in the engine socket's group, as a user in the docker group runs it): the one for an
+  engine that knows no CAP_BPF where this one does not (Debian 12's Docker 20.10), the same
+  but for the capabilities as the other (checked); two containers named broker and bookie-1 started after it, each busy for a known
   time; their rows are named, and their on-CPU time agrees with each one's own cpu.stat; the
   files land in the bind mount, owned by that user; /metrics answers through the published
   port; `docker stop` ends it within the stop timeout, exit 0, the summary written.
@@ -76,8 +76,8 @@ def build(e):
 
 
 def engine_caps(e):
-    """The capabilities README's line gives, as this engine takes them: BPF and PERFMON, or
-    SYS_ADMIN where it knows no CAP_BPF (README says so)."""
+    """The capabilities of README's line this engine takes: BPF and PERFMON, or SYS_ADMIN where
+    it knows no CAP_BPF (README's second line)."""
     out = subprocess.run([docker_engine.DOCKER_CLI, "-H", "unix://" + e.sock, "run", "--rm",
                           "--cap-add", "BPF", "--entrypoint", "/bin/true", IMAGE],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=120)
@@ -87,27 +87,31 @@ def engine_caps(e):
     h.check("unknown capability" in err and "CAP_BPF" in err,
             "this engine refuses CAP_BPF by name, as README says of Docker 20.10: %r"
             % err.strip())
-    print("ENGINE knows no CAP_BPF: README's substitution, --cap-add SYS_ADMIN", flush=True)
+    print("ENGINE knows no CAP_BPF: README's line for it, --cap-add SYS_ADMIN", flush=True)
     return "--cap-add SYS_ADMIN"
 
 
-def readme_line():
-    """README's `docker run` line for a Docker host (In a container)."""
+def readme_line(caps):
+    """README's `docker run` line (In a container) for an engine that takes caps: one for
+    those that know CAP_BPF, one for those that do not, the same but for the capabilities."""
     with open(os.path.join(REPO, "README.md")) as f:
         text = f.read()
     section = text[text.index("### In a container"):]
+    section = section[:section.index("\n### ")]
     lines = [line for line in section.splitlines() if " docker run " in line]
-    return lines[0]
+    h.check(len(lines) == 2 and lines[0].replace("--cap-add BPF --cap-add PERFMON",
+                                                 "--cap-add SYS_ADMIN") == lines[1],
+            "README's two docker run lines differ in the capabilities alone")
+    return [line for line in lines if caps in line][0]
 
 
-def as_here(line, e, caps, port):
+def as_here(line, e, port):
     """README's line for this engine: its socket where the host's is, the image built here,
-    a free port, and the capabilities this engine takes."""
+    a free port."""
     for old, new in (("/var/run/docker.sock:/var/run/docker.sock", e.sock + ":/var/run/docker.sock"),
                      ("stat -c %g /var/run/docker.sock", "stat -c %g " + e.sock),
                      ("127.0.0.1:9477:9477", "127.0.0.1:%d:9477" % port),
-                     (" cgstat -q ", " %s -q " % IMAGE),
-                     ("--cap-add BPF --cap-add PERFMON", caps)):
+                     (" cgstat -q ", " %s -q " % IMAGE)):
         h.check(old in line, "README's line has %r" % old)
         line = line.replace(old, new)
     return line
@@ -168,7 +172,7 @@ def busy_containers(e, names, seconds):
 def documented_run(e, caps, folder):
     """README's line, by a user, beside two named busy containers."""
     port = h.free_port()
-    line = as_here(readme_line(), e, caps, port)
+    line = as_here(readme_line(caps), e, port)
     os.chmod(folder, 0o777)
     start = time.monotonic()
     code, out, err = run_as_user(e, folder, line)

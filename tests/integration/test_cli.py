@@ -607,7 +607,8 @@ def namespaces(args):
         code, _, err = run(prefix + base)
         lines = [line for line in err.decode(errors="replace").splitlines()
                  if "namespace" in line]
-        h.check(code == 0, "%s: exit 0 (%d)" % (what, code))
+        h.check(code == 0, "%s: exit 0 (%d)%s" % (
+            what, code, "" if code == 0 else ": " + err.decode(errors="replace")))
         if want is None:
             h.check(lines == [], "%s: nothing said of namespaces: %s" % (what, lines))
         else:

@@ -169,6 +169,13 @@ def busy_containers(e, names, seconds):
     return cgroups
 
 
+def container_logs(e, name):
+    """What a container wrote, stdout and stderr, for a failed check to show."""
+    return subprocess.run([docker_engine.DOCKER_CLI, "-H", "unix://" + e.sock, "logs", name],
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                          timeout=60).stdout.decode(errors="replace")
+
+
 def documented_run(e, caps, folder):
     """README's line, by a user, beside two named busy containers."""
     port = h.free_port()
@@ -199,12 +206,11 @@ def documented_run(e, caps, folder):
     e.docker("stop", "-t", str(STOP_TIMEOUT_S), "cgstat", timeout=STOP_TIMEOUT_S + 60)
     stop_s = time.monotonic() - start
     state = json.loads(e.docker("inspect", "-f", "{{json .State}}", "cgstat"))
+    logs = container_logs(e, "cgstat")
     h.check(state["ExitCode"] == 0 and stop_s < STOP_TIMEOUT_S,
-            "docker stop: exit %d after %.2f s (stop timeout %d s)"
-            % (state["ExitCode"], stop_s, STOP_TIMEOUT_S))
-    logs = subprocess.run([docker_engine.DOCKER_CLI, "-H", "unix://" + e.sock, "logs",
-                           "cgstat"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                          timeout=60).stdout.decode(errors="replace")
+            "docker stop: exit %d after %.2f s (stop timeout %d s)%s"
+            % (state["ExitCode"], stop_s, STOP_TIMEOUT_S,
+               "" if state["ExitCode"] == 0 else ": " + logs[-2000:]))
     h.no_sanitizer_report("cgstat in the image", logs.encode())
     h.check("namespace" not in logs, "in the host's namespaces: nothing said of them: %r"
             % [line for line in logs.splitlines() if "namespace" in line])
@@ -266,7 +272,8 @@ def private_pid_namespace(e, caps):
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=120)
     said = [line for line in out.stderr.decode(errors="replace").splitlines()
             if "namespace" in line]
-    h.check(out.returncode == 0, "without --pid=host: exit 0 (%d)" % out.returncode)
+    h.check(out.returncode == 0, "without --pid=host: exit 0 (%d)%s" % (
+        out.returncode, "" if out.returncode == 0 else ": " + out.stderr.decode(errors="replace")))
     h.check(len(said) == 1 and said[0].startswith("cgstat: not in the host's PID namespace"),
             "without --pid=host: one line says so: %s" % said)
 
@@ -293,7 +300,8 @@ def host_pid_and_privileged(e, caps):
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=120)
     rows = [line for line in out.stdout.decode().splitlines()[1:] if line]
     h.check(out.returncode == 0 and rows, "--privileged instead of the capabilities: exit %d, "
-            "%d rows" % (out.returncode, len(rows)))
+            "%d rows%s" % (out.returncode, len(rows), "" if out.returncode == 0 and rows
+                           else ": " + out.stderr.decode(errors="replace")))
     e.clear()
 
 
@@ -367,8 +375,9 @@ def daemonset_run(e, caps, folder):
     stop_s = time.monotonic() - start
     state = json.loads(e.docker("inspect", "-f", "{{json .State}}", "cgstat-daemonset"))
     h.check(state["ExitCode"] == 0 and stop_s < run.stop_timeout,
-            "DaemonSet: docker stop -t %d (its grace period): exit %d after %.2f s"
-            % (run.stop_timeout, state["ExitCode"], stop_s))
+            "DaemonSet: docker stop -t %d (its grace period): exit %d after %.2f s%s"
+            % (run.stop_timeout, state["ExitCode"], stop_s, "" if state["ExitCode"] == 0
+               else ": " + container_logs(e, "cgstat-daemonset")[-2000:]))
     e.clear()
 
 

@@ -212,19 +212,27 @@ def file_capabilities(args, tmp):
             except subprocess.TimeoutExpired:
                 proc.kill()
                 _, err = proc.communicate()
+            h.no_sanitizer_report(what, err.encode())
             lines = err.strip().splitlines()
             h.check(proc.returncode == 1, "%s: exit 1 (%s)" % (what, proc.returncode))
             h.check(len(lines) == 1 and "no CAP_PERFMON" in lines[0],
                     "%s: one line names what is missing: %s" % (what, lines))
             continue
-        attached = []
-        reader = threading.Thread(target=lambda: attached.extend(
-            line for line in proc.stderr if "attached" in line), daemon=True)
+        said = []  # cgstat's stderr, line by line as it comes
+
+        def read_stderr():
+            for line in proc.stderr:
+                said.append(line)
+
+        reader = threading.Thread(target=read_stderr, daemon=True)
         reader.start()
         deadline = time.monotonic() + 60
-        while not attached and proc.poll() is None and time.monotonic() < deadline:
+        while (not any("attached" in line for line in said) and proc.poll() is None
+               and time.monotonic() < deadline):
             time.sleep(0.05)
-        h.check(bool(attached), "%s: cgstat attached (exit %s)" % (what, proc.poll()))
+        attached = any("attached" in line for line in said)
+        h.check(attached, "%s: cgstat attached (exit %s)%s"
+                % (what, proc.poll(), "" if attached else ": " + "".join(said)))
         if attached:
             # no CAP_SYS_ADMIN kept: the drain's bpf() calls need no capability on their fds
             check_threads(what, proc.pid, 1, kept, bounding=caps)
@@ -234,7 +242,10 @@ def file_capabilities(args, tmp):
         except subprocess.TimeoutExpired:
             proc.kill()
             code = proc.wait()
-        h.check(code == 0, "%s: SIGINT ends it with exit 0 (%s)" % (what, code))
+        reader.join(10)
+        h.no_sanitizer_report(what, "".join(said).encode())
+        h.check(code == 0, "%s: SIGINT ends it with exit 0 (%s)%s"
+                % (what, code, "" if code == 0 else ": " + "".join(said)))
 
 
 def tree_sums(path):

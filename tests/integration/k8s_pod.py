@@ -31,17 +31,13 @@ def load(path):
 
 # --- validate ------------------------------------------------------------------------------
 
-# (apiVersion, kind) -> the client's model class name: the kinds the manifests use, and a few
-# they might. A kind not here (a CRD such as the Prometheus Operator's PodMonitor) has no
-# schema in the client: validate() says so rather than passing it.
+# (apiVersion, kind) -> the client's model class name: the kinds the manifests use. A kind not
+# here (a CRD such as the Prometheus Operator's PodMonitor) has no schema in the client:
+# validate() says so rather than passing it.
 KINDS = {
     ("v1", "Namespace"): "V1Namespace",
     ("v1", "Service"): "V1Service",
-    ("v1", "ServiceAccount"): "V1ServiceAccount",
-    ("v1", "ConfigMap"): "V1ConfigMap",
     ("apps/v1", "DaemonSet"): "V1DaemonSet",
-    ("apps/v1", "Deployment"): "V1Deployment",
-    ("networking.k8s.io/v1", "NetworkPolicy"): "V1NetworkPolicy",
 }
 
 _LIST = re.compile(r"^list\[(.+)\]$")

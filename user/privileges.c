@@ -45,7 +45,7 @@ int privileges_raise(void)
 {
 	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
 	struct __user_cap_data_struct data[2] = {};
-	uint64_t eff, prm, raise;
+	uint64_t eff = 0, prm = 0, raise;
 	int err;
 
 	err = caps_get(&eff, &prm);
@@ -136,7 +136,7 @@ int privileges_settle(bool keep_groups)
 
 int privileges_drop(bool signals_command, const gid_t *groups, int nr_groups)
 {
-	uint64_t keep = privileges_kept(signals_command), eff, prm;
+	uint64_t keep = privileges_kept(signals_command), eff = 0, prm = 0;
 	bool change_ids = can_change_ids();
 	uid_t uid;
 	gid_t gid;

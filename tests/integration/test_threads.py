@@ -380,9 +380,9 @@ def check_stages(cgstat, report):
     named = [str(s["tid"]) for s in stages or []]
     h.check(stages is not None and named == spinner,
             "serialStages: %s, want the spinner %s" % (named, spinner))
-    line = "pl: thread serial-ml-N (tid %s) ran at" % (spinner[0] if spinner else "?")
+    line = "pl: thread serial-ml-N (tid %s) wanted" % (spinner[0] if spinner else "?")
     h.check(c.get("serialStage", "").startswith(line), "serialStage: %r" % c.get("serialStage"))
-    said = [l for l in cgstat.stderr_lines if "ran at" in l]
+    said = [l for l in cgstat.stderr_lines if "of a core (ran" in l]
     h.check(len(said) == 1 and "'pl': thread 'serial-ml-N' (tid %s)" % spinner[0] in said[0],
             "stderr at exit: %r" % said)
     pools = [p["pool"] for p in c.get("topPools", [])]
@@ -395,7 +395,8 @@ def no_stage(args):
     c = cgstat.summary()["containers"].get("pl", {})
     h.check(c.get("serialStages") == [] and "serialStage" not in c,
             "8 equally busy threads: serialStages %s" % c.get("serialStages"))
-    h.check(not [l for l in cgstat.stderr_lines if "ran at" in l], "no verdict line on stderr")
+    h.check(not [l for l in cgstat.stderr_lines if "of a core (ran" in l],
+            "no verdict line on stderr")
     # --threads alone shows the 10 busiest of each interval
     per = {}
     for r in cgstat.rows("thread-stats.csv"):

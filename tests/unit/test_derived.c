@@ -201,6 +201,7 @@ static void test_verdict(void)
 {
 	char text[CG_LABEL_FIGURE_MAX];
 	struct cg_record r = { .name = "web" };
+	double value;
 
 	/* nothing ran, or less than 1 % of a core: idle, whatever the waits below the floor */
 	CHECK(verdict_of(&r, text) == CG_VERDICT_IDLE);
@@ -273,7 +274,7 @@ static void test_verdict(void)
 	 */
 	r.cpu_limit_cores = 0;
 	r.time_ns[CG_ONCPU] = 1349 * NSEC_PER_MSEC;
-	r.busiest = (struct cg_record_thread){ 899 * NSEC_PER_MSEC, 4123, "pulsar-ml-3-1" };
+	r.busiest = (struct cg_record_thread){ 899 * NSEC_PER_MSEC, 0, 4123, "pulsar-ml-3-1" };
 	CHECK(verdict_of(&r, text) == CG_VERDICT_OK);
 	r.busiest.on_cpu_ns = 900 * NSEC_PER_MSEC;
 	CHECK(verdict_of(&r, text) == CG_VERDICT_SERIAL);
@@ -284,6 +285,46 @@ static void test_verdict(void)
 	r.time_ns[CG_ONCPU] = 1349 * NSEC_PER_MSEC;
 	r.cpu_limit_cores = 0.5;
 	CHECK(verdict_of(&r, text) == CG_VERDICT_SATURATED);
+
+	/*
+	 * With --threads, by demand: a thread that ran 0.43 and waited 0.57 of the interval is
+	 * the stage, not "contended"; its waits count, and so do the others'
+	 */
+	r.cpu_limit_cores = 0;
+	r.time_ns[CG_ONCPU] = 500 * NSEC_PER_MSEC;
+	r.time_ns[CG_RUNQ] = 600 * NSEC_PER_MSEC;
+	r.time_ns[CG_BLOCKED] = 0;
+	r.busiest.on_cpu_ns = 430 * NSEC_PER_MSEC;
+	CHECK(verdict_of(&r, text) == CG_VERDICT_CONTENDED);
+	r.hungriest = (struct cg_record_thread){ 430 * NSEC_PER_MSEC, 469 * NSEC_PER_MSEC, 77,
+						 "serial-ml-7" };
+	CHECK(verdict_of(&r, text) == CG_VERDICT_CONTENDED);
+	r.hungriest.runq_ns = 470 * NSEC_PER_MSEC;
+	CHECK(verdict_of(&r, text) == CG_VERDICT_SERIAL);
+	CHECK_STR(text, "serial:serial-ml-7:77");
+	/* the others running half of what it wanted: a parallel load held back */
+	r.time_ns[CG_ONCPU] = 880 * NSEC_PER_MSEC;
+	CHECK(verdict_of(&r, text) == CG_VERDICT_CONTENDED);
+	r.time_ns[CG_ONCPU] = 879 * NSEC_PER_MSEC;
+	CHECK(verdict_of(&r, text) == CG_VERDICT_SERIAL);
+	/* another thread wanting 0.9 too: two threads held back, no stage */
+	r.runner_up_wanted_ns = 900 * NSEC_PER_MSEC;
+	CHECK(verdict_of(&r, text) == CG_VERDICT_CONTENDED);
+	r.runner_up_wanted_ns = 899 * NSEC_PER_MSEC;
+	CHECK(verdict_of(&r, text) == CG_VERDICT_SERIAL);
+	r.runner_up_wanted_ns = 0;
+	/* the figures of it: empty without --threads */
+	CHECK(record_figure(&r, NSEC_PER_SEC, CG_FIG_HUNGRIEST_RAN_CORES, &value) &&
+	      fabs(value - 0.43) < 1e-12);
+	CHECK(record_figure(&r, NSEC_PER_SEC, CG_FIG_HUNGRIEST_WAITED_CORES, &value) &&
+	      fabs(value - 0.47) < 1e-12);
+	memset(&r.hungriest, 0, sizeof(r.hungriest));
+	CHECK(!record_figure(&r, NSEC_PER_SEC, CG_FIG_HUNGRIEST_RAN_CORES, &value));
+	CHECK(verdict_of(&r, text) == CG_VERDICT_CONTENDED);
+	r.time_ns[CG_ONCPU] = 1349 * NSEC_PER_MSEC;
+	r.time_ns[CG_RUNQ] = 50 * NSEC_PER_MSEC;
+	r.busiest.on_cpu_ns = 900 * NSEC_PER_MSEC;
+	r.cpu_limit_cores = 0.5;
 
 	/* a throttled period comes first; zero throttled periods do not count, nor unread ones */
 	r.cgroupfs[CG_FS_THROTTLED_PERIODS] = 0;

@@ -98,17 +98,18 @@ static void test_csv(void)
 		"preemptedBySameCgroup,preemptedByOtherCgroup,preemptedByKernel,stolenMillis,"
 		"minorPageFaults,majorPageFaults,periods,throttledPeriods,throttledMillis,"
 		"cpuPressureSomeMillis,cpuPressureFullMillis,memoryPressureSomeMillis,"
-		"ioPressureSomeMillis,ioPressureFullMillis,busiestThreadCores,topPreempter,verdict,"
-		"busiestThread,"
+		"ioPressureSomeMillis,ioPressureFullMillis,busiestThreadCores,hungriestThreadRanCores,"
+		"hungriestThreadWaitedCores,topPreempter,verdict,"
+		"busiestThread,hungriestThread,"
 		"cycles,instructions,taskClockMillis,"
 		"ghz,instructionsPerCycle,llcMissesPerKiloInstructions,llcMissPercent,"
 		"l1dMissesPerKiloInstructions,branchMissesPerKiloInstructions\n"
 		"1700000000123,1000.000,web,1.500,12,1500.000,250.000,2000.000,250.000,"
-		"250,20,5,2,0.992,37.000,37.000,12,7,1,125.000,300,4,,,,,,,,,0.000,\"/noisy\n\xff\",contended:same,,"
+		"250,20,5,2,0.992,37.000,37.000,12,7,1,125.000,300,4,,,,,,,,,0.000,,,\"/noisy\n\xff\",contended:same,,,"
 		"3000000000,6000000000,1500.000,"
 		"2.000,2.000,,,,\n"
 		"1700000000123,1000.000,\"a,\"\"b\"\"\n\xff\xfe\",0.000,1,0.000,0.000,0.000,0.000,"
-		"0,0,0,0,,,,0,0,0,0.000,0,0,,,,,,,,,0.000,,idle,,,1000,0.000,,,,,,\n");
+		"0,0,0,0,,,,0,0,0,0.000,0,0,,,,,,,,,0.000,,,,idle,,,,1000,0.000,,,,,,\n");
 	CHECK(err == 0);
 
 	/* Later intervals: rows only. Half a second with the same amounts: twice the cores. */
@@ -117,7 +118,7 @@ static void test_csv(void)
 	CHECK_STR(
 		render(CG_FORMAT_CSV, false, &err),
 		"1700000000123,500.000,web,3.000,12,1500.000,250.000,2000.000,250.000,"
-		"250,20,5,2,0.992,37.000,37.000,12,7,1,125.000,300,4,,,,,,,,,0.000,\"/noisy\n\xff\",contended:same,,"
+		"250,20,5,2,0.992,37.000,37.000,12,7,1,125.000,300,4,,,,,,,,,0.000,,,\"/noisy\n\xff\",contended:same,,,"
 		"3000000000,6000000000,1500.000,"
 		"2.000,2.000,,,,\n");
 	CHECK(err == 0);
@@ -132,12 +133,13 @@ static void test_csv(void)
 		"preemptedBySameCgroup,preemptedByOtherCgroup,preemptedByKernel,stolenMillis,"
 		"minorPageFaults,majorPageFaults,periods,throttledPeriods,throttledMillis,"
 		"cpuPressureSomeMillis,cpuPressureFullMillis,memoryPressureSomeMillis,"
-		"ioPressureSomeMillis,ioPressureFullMillis,busiestThreadCores,topPreempter,verdict,"
-		"busiestThread,"
+		"ioPressureSomeMillis,ioPressureFullMillis,busiestThreadCores,hungriestThreadRanCores,"
+		"hungriestThreadWaitedCores,topPreempter,verdict,"
+		"busiestThread,hungriestThread,"
 		"ghz,instructionsPerCycle,llcMissesPerKiloInstructions,llcMissPercent,"
 		"l1dMissesPerKiloInstructions,branchMissesPerKiloInstructions\n"
 		"1700000000123,500.000,web,3.000,12,1500.000,250.000,2000.000,250.000,"
-		"250,20,5,2,0.992,37.000,37.000,12,7,1,125.000,300,4,,,,,,,,,0.000,\"/noisy\n\xff\",contended:same,,,,,,,\n");
+		"250,20,5,2,0.992,37.000,37.000,12,7,1,125.000,300,4,,,,,,,,,0.000,,,\"/noisy\n\xff\",contended:same,,,,,,,,\n");
 	CHECK(err == 0);
 }
 

@@ -99,6 +99,10 @@ const struct cg_figure_column figure_columns[CG_NR_FIGURES] = {
 					     CGROUPFS(CG_FS_IO_FULL_NS, MILLIS) },
 	[CG_FIG_BUSIEST_THREAD_CORES] = { "busiestThreadCores", CG_UNIT_FINE,
 					  CG_AMOUNT_BUSIEST_THREAD, 0, CG_SCALE_CORES },
+	[CG_FIG_HUNGRIEST_RAN_CORES] = { "hungriestThreadRanCores", CG_UNIT_FINE,
+					 CG_AMOUNT_HUNGRIEST_THREAD, CG_ONCPU, CG_SCALE_CORES },
+	[CG_FIG_HUNGRIEST_WAITED_CORES] = { "hungriestThreadWaitedCores", CG_UNIT_FINE,
+					    CG_AMOUNT_HUNGRIEST_THREAD, CG_RUNQ, CG_SCALE_CORES },
 	[CG_FIG_THREADS] = { "threads", CG_UNIT_COUNT, CG_AMOUNT_TASKS, 0, CG_SCALE_AS_IS },
 };
 
@@ -168,6 +172,12 @@ static bool figure_amount(const struct cg_record *r, const struct cg_figure_colu
 		return true;
 	case CG_AMOUNT_BUSIEST_THREAD:
 		*amount = (double)r->busiest.on_cpu_ns;
+		return true;
+	case CG_AMOUNT_HUNGRIEST_THREAD:
+		if (!r->hungriest.tid)
+			return false;
+		*amount = (double)(col->index == CG_RUNQ ? r->hungriest.runq_ns
+							 : r->hungriest.on_cpu_ns);
 		return true;
 	default:
 		if (!column_amount(&r->amounts, col, &value))
@@ -286,7 +296,10 @@ enum cg_verdict record_verdict(const struct cg_record *r, uint64_t interval_ns, 
 {
 	double on = (double)r->time_ns[CG_ONCPU], runq = (double)r->time_ns[CG_RUNQ];
 	double blocked = (double)r->time_ns[CG_BLOCKED], least = VERDICT_MIN_SHARE * interval_ns;
-	double busiest = (double)r->busiest.on_cpu_ns, limit = nr_cpus > 0 ? nr_cpus : 0;
+	/* by demand where the kernel's per-thread figures are had (--threads), else by what ran */
+	const struct cg_record_thread *stage = r->hungriest.tid ? &r->hungriest : &r->busiest;
+	double wanted = (double)stage->on_cpu_ns + (double)stage->runq_ns;
+	double limit = nr_cpus > 0 ? nr_cpus : 0;
 	const char *cause = NULL, *detail = NULL; /* after the name: "name:cause:detail" */
 	char thread[CG_LABEL_FIGURE_MAX];
 	uint64_t periods, io = 0, memory = 0;
@@ -300,10 +313,11 @@ enum cg_verdict record_verdict(const struct cg_record *r, uint64_t interval_ns, 
 		v = CG_VERDICT_THROTTLED;
 	} else if (limit > 0 && on >= VERDICT_SATURATED_SHARE * limit * interval_ns) {
 		v = CG_VERDICT_SATURATED;
-	} else if (busiest >= VERDICT_SERIAL_SHARE * interval_ns &&
-		   on - busiest < VERDICT_SERIAL_REST_SHARE * busiest) {
+	} else if (wanted > 0 && wanted >= VERDICT_SERIAL_SHARE * interval_ns &&
+		   on - stage->on_cpu_ns < VERDICT_SERIAL_REST_SHARE * wanted &&
+		   r->runner_up_wanted_ns < VERDICT_SERIAL_SHARE * interval_ns) {
 		v = CG_VERDICT_SERIAL;
-		cause = thread_label(&r->busiest, thread, sizeof(thread));
+		cause = thread_label(stage, thread, sizeof(thread));
 	} else if (blocked >= least && blocked >= on && blocked >= runq && blocked > 0) {
 		v = CG_VERDICT_BLOCKED;
 		/* the stall the cgroup's own pressure files saw most of, when they saw one */
@@ -329,6 +343,7 @@ const char *const label_figure_names[CG_NR_LABEL_FIGURES] = {
 	[CG_LABEL_TOP_PREEMPTER] = "topPreempter",
 	[CG_LABEL_VERDICT] = "verdict",
 	[CG_LABEL_BUSIEST_THREAD] = "busiestThread",
+	[CG_LABEL_HUNGRIEST_THREAD] = "hungriestThread",
 };
 
 const char *record_label_figure(const struct cg_interval *iv, const struct cg_record *r,
@@ -343,6 +358,9 @@ const char *record_label_figure(const struct cg_interval *iv, const struct cg_re
 	case CG_LABEL_BUSIEST_THREAD:
 		return r->busiest.on_cpu_ns ? thread_label(&r->busiest, buf, CG_LABEL_FIGURE_MAX)
 					    : NULL;
+	case CG_LABEL_HUNGRIEST_THREAD:
+		return r->hungriest.tid ? thread_label(&r->hungriest, buf, CG_LABEL_FIGURE_MAX)
+					: NULL;
 	case CG_NR_LABEL_FIGURES:
 		break;
 	}

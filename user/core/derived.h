@@ -37,6 +37,8 @@ enum cg_amount {
 	CG_AMOUNT_RUNQ_MAX,	  /* the longest wait; needs a wait */
 	CG_AMOUNT_CGROUPFS,	  /* cgroupfs[index]: an enum cg_cgroupfs; needs its valid bit */
 	CG_AMOUNT_BUSIEST_THREAD, /* the busiest thread's on-CPU time */
+	/* index: the hungriest thread's on-CPU (CG_ONCPU) or run-queue (CG_RUNQ) time; needs one */
+	CG_AMOUNT_HUNGRIEST_THREAD,
 };
 
 /* How the amount is shown. */
@@ -105,8 +107,10 @@ enum cg_figure {
 	CG_FIG_MEMORY_PRESSURE_FULL_MILLIS, /* on /metrics only, as its CG_FS_ */
 	CG_FIG_IO_PRESSURE_SOME_MILLIS,
 	CG_FIG_IO_PRESSURE_FULL_MILLIS,
-	CG_FIG_BUSIEST_THREAD_CORES, /* the thread that ran most: its on-CPU time / interval */
-	CG_FIG_THREADS,		     /* tasks, under pool-stats.csv's name for them */
+	CG_FIG_BUSIEST_THREAD_CORES,   /* the thread that ran most: its on-CPU time / interval */
+	CG_FIG_HUNGRIEST_RAN_CORES,    /* with --threads, the thread that wanted a CPU most: */
+	CG_FIG_HUNGRIEST_WAITED_CORES, /* its on-CPU and run-queue time / interval */
+	CG_FIG_THREADS,		       /* tasks, under pool-stats.csv's name for them */
 	CG_NR_FIGURES,
 };
 
@@ -159,8 +163,9 @@ bool figure_in_nanoseconds(enum cg_figure fig);
 /*
  * Why a record's tasks waited, or that they did not, by the first rule that holds, in this order
  * (docs/metrics.md): the cgroup's quota throttled it; it used what it may (its quota, its cpuset
- * or the machine); one of its threads ran at VERDICT_SERIAL_SHARE of a core or more, doing most
- * of its work (VERDICT_SERIAL_REST_SHARE); its tasks
+ * or the machine); one of its threads wanted a CPU (with --threads: on-CPU and run-queue time;
+ * without, BPF keeps only what it ran) VERDICT_SERIAL_SHARE of the interval or more, no other
+ * did, and the others together ran less than VERDICT_SERIAL_REST_SHARE of that; its tasks
  * were blocked (D) at least as long as they ran and waited for a CPU; they waited for a CPU at
  * least VERDICT_CONTENDED_SHARE of their on-CPU time; they hardly ran; none of these.
  */
@@ -180,12 +185,14 @@ extern const char *const verdict_names[CG_NR_VERDICTS];
 
 /* saturated: at least this share of the cores the cgroup may use */
 #define VERDICT_SATURATED_SHARE 0.95
-/* serial: one thread on CPU at least this share of the interval */
+/* serial: one thread on CPU or waiting for one at least this share of the interval */
 #define VERDICT_SERIAL_SHARE 0.90
 /*
- * and the cgroup's other threads together less than this share of that thread's on-CPU time:
- * two threads at 0.9 of a core each are a parallel load held back, not one stage
- * (docs/reliability.md, "Incidents")
+ * and the cgroup's other threads together ran less than this share of that thread's time so,
+ * and none of them wanted VERDICT_SERIAL_SHARE: two threads at 0.9 of a core each are a
+ * parallel load held back, not one stage (docs/reliability.md, "Incidents"). What the others
+ * ran, not what they wanted: on a busy host every waking thread waits, and a pool of workers
+ * that each work a little would hide the stage they feed.
  */
 #define VERDICT_SERIAL_REST_SHARE 0.5
 /* contended: run-queue wait at least this share of the on-CPU time */
@@ -206,9 +213,11 @@ enum cg_verdict record_verdict(const struct cg_record *r, uint64_t interval_ns, 
 
 /* Figures that name a cgroup or a cause instead of counting: text in CSV, a string in JSON. */
 enum cg_label_figure {
-	CG_LABEL_TOP_PREEMPTER,	 /* the cgroup that preempted the record's tasks most often */
-	CG_LABEL_VERDICT,	 /* record_verdict()'s text */
-	CG_LABEL_BUSIEST_THREAD, /* "COMM:TID" of the thread that ran most; none when none ran */
+	CG_LABEL_TOP_PREEMPTER,	   /* the cgroup that preempted the record's tasks most often */
+	CG_LABEL_VERDICT,	   /* record_verdict()'s text */
+	CG_LABEL_BUSIEST_THREAD,   /* "COMM:TID" of the thread that ran most; none when none ran */
+	CG_LABEL_HUNGRIEST_THREAD, /* of the thread that wanted a CPU most; none without --threads
+				    */
 	CG_NR_LABEL_FIGURES,
 };
 

@@ -252,6 +252,9 @@ static void record_fill(const struct drain *d, struct cg_record *r, const struct
 	r->busiest.tid = cur->busiest_ns ? cur->busiest_tid : 0;
 	memcpy(r->busiest.comm, cur->busiest_comm, CG_COMM_LEN);
 	r->busiest.comm[strnlen(r->busiest.comm, CG_COMM_LEN)] = '\0';
+	r->busiest.runq_ns = 0;
+	memset(&r->hungriest, 0, sizeof(r->hungriest));
+	r->runner_up_wanted_ns = 0;
 }
 
 static bool record_active(const struct cg_record *r)
@@ -332,11 +335,21 @@ static void preempters_add(struct cg_record *t, const struct cg_record *r)
 /* r into t, both of one interval: different cgroups, or a cgroup's pools. */
 static void record_add(struct cg_record *t, const struct cg_record *r, int nr_cols)
 {
+	uint64_t r_wanted = r->hungriest.on_cpu_ns + r->hungriest.runq_ns;
+	uint64_t t_wanted = t->hungriest.on_cpu_ns + t->hungriest.runq_ns;
+
 	totals_add(&t->amounts, &r->amounts, nr_cols, TOTALS_VALID_ALL);
 	hist_add(&t->runq_hist, &r->runq_hist);
 	preempters_add(t, r);
 	if (r->busiest.on_cpu_ns > t->busiest.on_cpu_ns)
 		t->busiest = r->busiest;
+	/* the hungriest of both, and for runner-up the hungrier of the rest */
+	if (r->runner_up_wanted_ns > t->runner_up_wanted_ns)
+		t->runner_up_wanted_ns = r->runner_up_wanted_ns;
+	if ((r_wanted < t_wanted ? r_wanted : t_wanted) > t->runner_up_wanted_ns)
+		t->runner_up_wanted_ns = r_wanted < t_wanted ? r_wanted : t_wanted;
+	if (r_wanted > t_wanted)
+		t->hungriest = r->hungriest;
 }
 
 /*
@@ -536,6 +549,16 @@ static int thread_record_of(const struct drain *d, const struct cg_thread_rec *r
 	return d->slot_record[owner];
 }
 
+/* Thread rec as a record's thread: its times in the interval, its id and name. */
+static void record_thread_of(struct cg_record_thread *t, const struct cg_thread_rec *rec)
+{
+	t->on_cpu_ns = rec->time_ns[CG_ONCPU];
+	t->runq_ns = rec->time_ns[CG_RUNQ];
+	t->tid = rec->tid;
+	memcpy(t->comm, rec->comm, CG_COMM_LEN);
+	t->comm[strnlen(t->comm, CG_COMM_LEN)] = '\0';
+}
+
 /* A record of thread t for thread-stats.csv: its figures, its pool, itself as busiest. */
 static void thread_row(struct cg_record *r, const struct cg_interval_thread *t,
 		       const struct cg_record *owner)
@@ -553,10 +576,35 @@ static void thread_row(struct cg_record *r, const struct cg_interval_thread *t,
 		r->time_ns[s] = rec->time_ns[s];
 	for (k = 0; k < CG_THREAD_COUNTS; k++)
 		r->count[k] = rec->count[k];
-	r->busiest.on_cpu_ns = rec->time_ns[CG_ONCPU];
-	r->busiest.tid = rec->tid;
-	memcpy(r->busiest.comm, rec->comm, CG_COMM_LEN);
-	r->busiest.comm[strnlen(r->busiest.comm, CG_COMM_LEN)] = '\0';
+	record_thread_of(&r->busiest, rec);
+	r->busiest.runq_ns = 0;
+	record_thread_of(&r->hungriest, rec);
+}
+
+/*
+ * The thread of t[0, n) that wanted a CPU most: on-CPU and run-queue time, as the kernel counts
+ * them (sum_exec_runtime, run_delay); the lower id on a tie. NULL when none did; *runner_up
+ * the next one's.
+ */
+static const struct cg_thread_rec *threads_hungriest(const struct cg_interval_thread *t, size_t n,
+						     uint64_t *runner_up)
+{
+	const struct cg_thread_rec *best = NULL;
+	uint64_t most = 0, wanted;
+	size_t i;
+
+	*runner_up = 0;
+	for (i = 0; i < n; i++) {
+		wanted = t[i].rec->time_ns[CG_ONCPU] + t[i].rec->time_ns[CG_RUNQ];
+		if (wanted > most || (wanted && wanted == most && t[i].rec->tid < best->tid)) {
+			*runner_up = most;
+			most = wanted;
+			best = t[i].rec;
+		} else if (wanted > *runner_up) {
+			*runner_up = wanted;
+		}
+	}
+	return best;
 }
 
 /*
@@ -619,6 +667,10 @@ static int records_threads(struct drain *d, const struct cg_slot_snap *snap, uin
 	iv->nr_threads = 0;
 	/* record r's threads are all_threads[start, at[r]) now */
 	for (r = 0, start = 0; r < n; start = at[r++]) {
+		rec = threads_hungriest(&d->all_threads[start], at[r] - start,
+					&d->records[r].runner_up_wanted_ns);
+		if (rec)
+			record_thread_of(&d->records[r].hungriest, rec);
 		threads_top(&d->all_threads[start], at[r] - start, d->threads_top);
 		d->records[r].first_thread = iv->nr_threads;
 		for (i = start; i < at[r] && i - start < d->threads_top; i++)

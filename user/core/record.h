@@ -72,11 +72,13 @@ struct cg_record_preempter {
 };
 
 /*
- * The thread that ran most among a record's tasks in the interval: its on-CPU time there, its
- * id and its name (empty once it is gone). on_cpu_ns 0: none ran.
+ * One thread of a record's tasks in the interval: its on-CPU and run-queue time there, its id
+ * and its name (empty once it is gone). The busiest: on_cpu_ns 0 when none ran, runq_ns 0 (BPF
+ * keeps no thread's waits by interval). The hungriest: tid 0 when there is none (no --threads).
  */
 struct cg_record_thread {
 	uint64_t on_cpu_ns;
+	uint64_t runq_ns;
 	uint32_t tid;
 	char comm[CG_COMM_LEN + 1];
 };
@@ -178,7 +180,13 @@ struct cg_record {
 	 * 0 when it has neither. For the verdict's "saturated".
 	 */
 	double cpu_limit_cores;
-	struct cg_record_thread busiest; /* for the verdict's "serial" */
+	struct cg_record_thread busiest; /* the thread that ran most */
+	/*
+	 * With --threads, the thread that wanted a CPU most (on-CPU + run-queue time), from the
+	 * kernel's own per-thread figures (the thread table): the verdict's "serial" then
+	 */
+	struct cg_record_thread hungriest;
+	uint64_t runner_up_wanted_ns; /* and the next thread's on-CPU + run-queue time */
 };
 
 /* One pair of the BPF side's slot_preempters: a slot, a preempting cgroup, switches so far. */

@@ -20,9 +20,11 @@ struct stage_thread {
 	uint64_t last_interval;	 /* of its exit; 0 while it lives */
 	uint64_t elapsed_before; /* the run's time before its first interval */
 	uint64_t lived_ns;	 /* its intervals' time, once it exited */
-	uint64_t serial;	 /* intervals it ran at STAGES_SERIAL_SHARE of a core or more */
-	uint64_t serial_on_ns;	 /* what it ran in those, and their time */
-	uint64_t serial_ns;
+	uint64_t uncovered_ns; /* of its intervals' time, what it was not seen in (partial ones) */
+	uint64_t serial;       /* its serial intervals (interval_serial()) */
+	uint64_t serial_ns;    /* the time it was seen in over those */
+	uint64_t serial_on_ns; /* what it ran and waited for a CPU in those */
+	uint64_t serial_runq_ns;
 	uint64_t time_ns[CG_THREAD_TIMES]; /* since its first sight */
 	struct stage_thread *next_gone; /* exited serial stages: out of the table, its tid free */
 };
@@ -129,10 +131,72 @@ static uint64_t lived_ns(const struct stages *st, const struct stage_thread *t)
 	return t->last_interval ? t->lived_ns : st->elapsed_ns - t->elapsed_before;
 }
 
-/* The rule of docs/metrics.md: serial in at least half of the intervals it lived through. */
+/*
+ * The rule of docs/metrics.md: serial over at least half of the time it was seen in, each
+ * interval weighing what of it the thread covered (its first and last are partial).
+ */
 static bool thread_serial(const struct stages *st, const struct stage_thread *t)
 {
-	return t->serial && 2 * t->serial >= lived(st, t);
+	uint64_t seen = lived_ns(st, t);
+
+	seen = seen > t->uncovered_ns ? seen - t->uncovered_ns : 0;
+	return t->serial && 2 * t->serial_ns >= seen;
+}
+
+static uint64_t times_sum(const uint64_t *time_ns)
+{
+	uint64_t sum = 0;
+	int s;
+
+	for (s = 0; s < CG_THREAD_TIMES; s++)
+		sum += time_ns[s];
+	return sum;
+}
+
+/*
+ * What of its interval of interval_ns thread rec was seen in: all of it between its first
+ * interval and its last; in those, the time its states add up to (from its first sight, to its
+ * exit), never more than the interval. (A wait still open at an interval's end is in the next
+ * one's run_delay: a sum may fall short by it.)
+ */
+static uint64_t thread_covered(const struct cg_thread_rec *rec, uint64_t interval_ns)
+{
+	uint64_t sum = times_sum(rec->time_ns);
+
+	if (rec->intervals > 1 && !rec->exited)
+		return interval_ns;
+	return sum < interval_ns ? sum : interval_ns;
+}
+
+/*
+ * A thread first kept after its first interval: what of its intervals before this one it was
+ * not seen in (its first, partial), from its times since its first sight.
+ */
+static uint64_t uncovered_before(const struct cg_thread_rec *rec, uint64_t interval_ns)
+{
+	uint64_t span = rec->lived_ns > interval_ns ? rec->lived_ns - interval_ns : 0;
+	uint64_t total = times_sum(rec->total_ns), now = times_sum(rec->time_ns);
+	uint64_t seen = total > now ? total - now : 0;
+
+	return span > seen ? span - seen : 0;
+}
+
+/*
+ * Whether a thread's interval is serial, by the verdict's rule (core/derived.h): it is its
+ * container's hungriest thread, it wanted a CPU (ran or waited on a run queue) for
+ * STAGES_SERIAL_SHARE of what it covered or more, no other thread wanted that much of the
+ * interval, and the others together ran less than STAGES_SERIAL_REST_SHARE of what it wanted.
+ */
+static bool interval_serial(const struct cg_thread_rec *rec, uint64_t covered,
+			    const struct cg_record *container, uint64_t interval_ns)
+{
+	double wanted = (double)rec->time_ns[CG_ONCPU] + (double)rec->time_ns[CG_RUNQ];
+	double others = (double)container->time_ns[CG_ONCPU] - (double)rec->time_ns[CG_ONCPU];
+
+	return covered && container->hungriest.tid == rec->tid &&
+	       wanted >= STAGES_SERIAL_SHARE * (double)covered &&
+	       container->runner_up_wanted_ns < STAGES_SERIAL_SHARE * (double)interval_ns &&
+	       others < STAGES_SERIAL_REST_SHARE * wanted;
 }
 
 /*
@@ -141,10 +205,12 @@ static bool thread_serial(const struct stages *st, const struct stage_thread *t)
  * threads of a pool cost the summary nothing.
  */
 static int thread_add(struct stages *st, struct stage_container *c,
-		      const struct cg_interval_thread *it, uint64_t interval_ns)
+		      const struct cg_interval_thread *it, const struct cg_record *container,
+		      uint64_t interval_ns)
 {
 	const struct cg_thread_rec *rec = it->rec;
-	bool serial = rec->time_ns[CG_ONCPU] >= STAGES_SERIAL_SHARE * (double)interval_ns;
+	uint64_t covered = thread_covered(rec, interval_ns);
+	bool serial = interval_serial(rec, covered, container, interval_ns);
 	struct stage_pool *pool;
 	struct stage_thread *t;
 	struct hash_node *n;
@@ -176,10 +242,15 @@ static int thread_add(struct stages *st, struct stage_container *c,
 	t->pool = pool->name;
 	for (i = 0; i < CG_THREAD_TIMES; i++)
 		t->time_ns[i] = rec->total_ns[i];
+	if (!n && rec->intervals > 1)
+		t->uncovered_ns = uncovered_before(rec, interval_ns);
+	if (rec->intervals == 1 || rec->exited)
+		t->uncovered_ns += interval_ns - covered;
 	if (serial) {
 		t->serial++;
 		t->serial_on_ns += rec->time_ns[CG_ONCPU];
-		t->serial_ns += interval_ns;
+		t->serial_runq_ns += rec->time_ns[CG_RUNQ];
+		t->serial_ns += covered;
 	}
 	if (!rec->exited)
 		return 0;
@@ -218,7 +289,9 @@ int stages__add(struct stages *st, const struct cg_interval *iv)
 			record = iv->all_threads[i].record;
 			c = container_get(st, iv->records[record].name);
 		}
-		err = c ? thread_add(st, c, &iv->all_threads[i], iv->interval_ns) : -ENOMEM;
+		err = c ? thread_add(st, c, &iv->all_threads[i], &iv->records[record],
+				     iv->interval_ns)
+			: -ENOMEM;
 	}
 	return err;
 }
@@ -258,7 +331,7 @@ struct rank_visit {
 static void rank_thread(struct rank_visit *v, const struct stage_thread *th)
 {
 	if (thread_serial(v->st, th))
-		v->items[v->n++] = (struct ranked){ th, (double)th->serial };
+		v->items[v->n++] = (struct ranked){ th, (double)th->serial_ns };
 }
 
 static void rank_one(struct hash_table *t, struct hash_node *n, void *ctx)
@@ -297,17 +370,25 @@ static struct ranked *rank(const struct stages *st, const struct stage_container
 	return v.items;
 }
 
-static double serial_cores(const struct stage_thread *t)
+/* What a stage ran (or waited for a CPU) over its serial intervals, in cores. */
+static double serial_cores(const struct stage_thread *t, uint64_t ns)
 {
-	return t->serial_ns ? (double)t->serial_on_ns / (double)t->serial_ns : 0;
+	return t->serial_ns ? (double)ns / (double)t->serial_ns : 0;
 }
 
-/* "NAME: thread POOL (tid N) ran at X cores in S of L intervals", cut to len. */
+/*
+ * "NAME: thread POOL (tid N) wanted W of a core (ran R, waited Q) in S of L intervals", cut to
+ * len: both parts, for a stage the machine held back is a stage all the same.
+ */
 static void stage_line(char *buf, size_t len, const struct stages *st, const char *name,
 		       const char *pool, const struct stage_thread *t)
 {
-	snprintf(buf, len, "%s: thread %s (tid %u) ran at %.2f cores in %llu of %llu intervals",
-		 name, pool, t->tid, serial_cores(t), (unsigned long long)t->serial,
+	double ran = serial_cores(t, t->serial_on_ns), waited = serial_cores(t, t->serial_runq_ns);
+
+	snprintf(buf, len,
+		 "%s: thread %s (tid %u) wanted %.2f of a core (ran %.2f, waited %.2f) in %llu of "
+		 "%llu intervals",
+		 name, pool, t->tid, ran + waited, ran, waited, (unsigned long long)t->serial,
 		 (unsigned long long)lived(st, t));
 }
 
@@ -374,7 +455,15 @@ static int json_stages(cJSON *obj, const struct stage_container *c, const struct
 					      (double)t->time_ns[CG_ONCPU] /
 						      (double)(lived_ns(st, t) ?: 1));
 		if (!err)
-			err = json_add_number(item, "serialCores", serial_cores(t));
+			err = json_add_number(item, "serialCores",
+					      serial_cores(t, t->serial_on_ns));
+		if (!err)
+			err = json_add_number(item, "serialWaitedCores",
+					      serial_cores(t, t->serial_runq_ns));
+		if (!err)
+			err = json_add_number(item, "cpuSeconds", t->time_ns[CG_ONCPU] / 1e9);
+		if (!err)
+			err = json_add_number(item, "runqSeconds", t->time_ns[CG_RUNQ] / 1e9);
 		if (!err)
 			err = json_add_number(item, figure_columns[CG_FIG_RUNQ_PERCENT].name,
 					      share(t->time_ns, CG_FIG_RUNQ_PERCENT));

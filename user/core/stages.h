@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
  * The bottleneck finder over a run, with --threads: per container its thread pools by CPU time
- * (topPools) and its serial stages, each thread that ran at STAGES_SERIAL_SHARE of a core or
- * more in at least half of the intervals it lived through (docs/metrics.md, "Serial stages").
+ * (topPools) and its serial stages, each thread that wanted a CPU (ran, or waited on a run
+ * queue) STAGES_SERIAL_SHARE of the time or more, the rest of its container little, over at
+ * least half of the time it was seen in (docs/metrics.md, "Serial stages").
  * Fed every interval's records; keeps a thread while it lives, and after its exit only if it
  * was a serial stage, so that thread churn over a long run costs no memory that lasts. No I/O
  * but the caller's FILE, no libbpf.
@@ -14,10 +15,15 @@
 
 #include <cjson/cJSON.h>
 
+#include "core/derived.h"
 #include "core/record.h"
 
-/* A thread's interval counts as serial when it ran at least this share of it. */
-#define STAGES_SERIAL_SHARE 0.9
+/*
+ * A thread's interval counts as serial when it wanted a CPU for at least this share of it, and
+ * its container's other threads less than the rest share of that: the verdict's thresholds.
+ */
+#define STAGES_SERIAL_SHARE	 VERDICT_SERIAL_SHARE
+#define STAGES_SERIAL_REST_SHARE VERDICT_SERIAL_REST_SHARE
 /* topPools: this many pools a container, most CPU time first */
 #define STAGES_TOP_POOLS 5
 

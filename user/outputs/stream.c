@@ -14,8 +14,15 @@
 
 /* What the CSV and JSON stream give per cgroup, before the events and the derived ratios. */
 static const enum cg_figure stream_figures[] = {
-	CG_FIG_CPU_CORES,    CG_SCHED_FIGURES,	  CG_FIG_STOLEN_MILLIS,	       CG_FIG_MINOR_FAULTS,
-	CG_FIG_MAJOR_FAULTS, CG_CGROUPFS_FIGURES, CG_FIG_BUSIEST_THREAD_CORES,
+	CG_FIG_CPU_CORES,
+	CG_SCHED_FIGURES,
+	CG_FIG_STOLEN_MILLIS,
+	CG_FIG_MINOR_FAULTS,
+	CG_FIG_MAJOR_FAULTS,
+	CG_CGROUPFS_FIGURES,
+	CG_FIG_BUSIEST_THREAD_CORES,
+	CG_FIG_HUNGRIEST_RAN_CORES,
+	CG_FIG_HUNGRIEST_WAITED_CORES,
 };
 
 static double ns_to_millis(uint64_t ns)

@@ -138,7 +138,14 @@ void table_row(char *line, size_t len, const struct cg_interval *iv, const struc
 		else
 			at += snprintf(line + at, len - at, " %*s", col->width, "-");
 	}
-	record_verdict(r, iv->interval_ns, iv->nr_cpus, verdict, sizeof(verdict));
+	/* a stage found by demand: what it ran and what it waited, both (docs/metrics.md) */
+	if (record_verdict(r, iv->interval_ns, iv->nr_cpus, verdict, sizeof(verdict)) ==
+		    CG_VERDICT_SERIAL &&
+	    r->hungriest.tid && iv->interval_ns)
+		snprintf(verdict + strlen(verdict), sizeof(verdict) - strlen(verdict),
+			 " ran %.2f waited %.2f",
+			 (double)r->hungriest.on_cpu_ns / (double)iv->interval_ns,
+			 (double)r->hungriest.runq_ns / (double)iv->interval_ns);
 	table_label(verdict, shown_verdict, TABLE_VERDICT_WIDTH);
 	if (at < len)
 		snprintf(line + at, len - at, " %s", shown_verdict);

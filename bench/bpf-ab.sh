@@ -9,7 +9,11 @@
 # The program attached first runs on colder caches (10 to 20 ns dearer), so the order alternates
 # from round to round and the summary is over pairs of rounds.
 #
-#   bench/bpf-ab.sh [--rounds N] [--mode all|one] [--scenario same|cross] [--build-dir DIR] A B
+#   bench/bpf-ab.sh [--rounds N] [--mode all|one] [--scenario same|cross] [--build-dir DIR]
+#                   [--a-args ARGS] [--b-args ARGS] A B
+#
+# A and B may be one binary run two ways: `--b-args --threads build/cgstat build/cgstat` is what
+# --threads adds to each program.
 #
 # Needs root, and a build of the benchmark's loads (bench/overhead.sh makes one in build-bench/).
 # No other BPF user with programs named cg_sched_* may run meanwhile.
@@ -21,6 +25,8 @@ MODE=all
 SCEN=same
 BUILD_DIR=${BUILD_DIR:-$REPO/build-bench}
 ROUND_TRIPS=400000
+A_ARGS=""
+B_ARGS=""
 
 usage() {
 	cat <<EOF
@@ -30,6 +36,8 @@ Usage: bench/bpf-ab.sh [--rounds N] [--mode all|one] [--scenario same|cross] [--
   --mode M         all: every cgroup (default); one: -c on the ping-pong's (first) cgroup
   --scenario S     same: both ends in one cgroup (default); cross: a cgroup per end
   --build-dir DIR  where bench/pingpong was built (default build-bench/, or \$BUILD_DIR)
+  --a-args ARGS, --b-args ARGS
+                   more options for A or B, split at spaces (say, --threads)
 EOF
 }
 
@@ -48,6 +56,12 @@ while [ $# -gt 0 ]; do
 	--build-dir)
 		[ $# -ge 2 ] || { usage >&2; exit 2; }
 		BUILD_DIR=$2; shift 2 ;;
+	--a-args)
+		[ $# -ge 2 ] || { usage >&2; exit 2; }
+		A_ARGS=$2; shift 2 ;;
+	--b-args)
+		[ $# -ge 2 ] || { usage >&2; exit 2; }
+		B_ARGS=$2; shift 2 ;;
 	-h|--help) usage; exit 0 ;;
 	-*) usage >&2; exit 2 ;;
 	*) break ;;
@@ -92,8 +106,10 @@ for p in json.load(sys.stdin):
 }
 
 start() {
-	local bin=$1 log=$2 i
+	local bin=$1 log=$2 more=$3 i
 	local args=(-q -v -i 1)
+	# shellcheck disable=SC2206 # split at spaces on purpose: options, no file names
+	args+=($more)
 	if [ "$MODE" = one ]; then
 		args+=(-c "bench=$SCRATCH/$([ "$SCEN" = same ] && echo one || echo a)")
 	fi
@@ -110,9 +126,9 @@ start() {
 echo "round,first,program,a_ns_per_run,b_ns_per_run,runs,ns_per_round_trip" >"$WORK/rows.csv"
 for ((r = 1; r <= ROUNDS; r++)); do
 	if ((r % 2)); then first=A; else first=B; fi
-	if [ $first = A ]; then start "$A" "$WORK/a.log"; else start "$B" "$WORK/b.log"; fi
+	if [ $first = A ]; then start "$A" "$WORK/a.log" "$A_ARGS"; else start "$B" "$WORK/b.log" "$B_ARGS"; fi
 	prog_stats | awk '{ print $1 }' >"$WORK/first.ids"
-	if [ $first = A ]; then start "$B" "$WORK/b.log"; else start "$A" "$WORK/a.log"; fi
+	if [ $first = A ]; then start "$B" "$WORK/b.log" "$B_ARGS"; else start "$A" "$WORK/a.log" "$A_ARGS"; fi
 	sleep 1
 	sysctl -q -w kernel.bpf_stats_enabled=1
 	prog_stats >"$WORK/s0"

@@ -7,7 +7,8 @@
 # saves the raw numbers as CSV. Needs root; installs what it lacks with apt-get and builds
 # cgstat into build-bench/ (or --build-dir) first.
 #
-#   bench/overhead.sh [--rounds N] [--quick] [--drain-only] [--out DIR] [--build-dir DIR]
+#   bench/overhead.sh [--rounds N] [--quick] [--drain-only | --pools-only] [--out DIR]
+#                     [--build-dir DIR]
 #                     [--compare CGSTAT]
 #
 # Each round runs every scenario once under every configuration, the configurations in an
@@ -20,18 +21,20 @@ ROUNDS=5
 ROUNDS_GIVEN=0
 QUICK=0
 DRAIN_ONLY=0
+POOLS_ONLY=0
 OUT=""
 REF=""
 BUILD_DIR=${BUILD_DIR:-$REPO/build-bench}
 
 usage() {
 	cat <<EOF
-Usage: bench/overhead.sh [--rounds N] [--quick] [--drain-only] [--out DIR] [--build-dir DIR]
-                         [--compare CGSTAT]
+Usage: bench/overhead.sh [--rounds N] [--quick] [--drain-only | --pools-only] [--out DIR]
+                         [--build-dir DIR] [--compare CGSTAT]
   --rounds N       rounds of every scenario under every configuration (default 5)
   --quick          small workloads and one round (unless --rounds): a smoke run
   --drain-only     the 1,000-cgroup drain scenario alone (with --compare: the reference
                    binary's cgstat-all and cgstat-all-listen beside)
+  --pools-only     the thread-pool scenarios alone (10,000 threads, and churn beside them)
   --out DIR        where the CSV and the table go (default bench/results/)
   --build-dir DIR  cgstat's build directory (default build-bench/, or \$BUILD_DIR)
   --compare CGSTAT another cgstat binary (say, a build of the previous commit), run as the
@@ -47,6 +50,7 @@ while [ $# -gt 0 ]; do
 		ROUNDS=$2; ROUNDS_GIVEN=1; shift 2 ;;
 	--quick) QUICK=1; shift ;;
 	--drain-only) DRAIN_ONLY=1; shift ;;
+	--pools-only) POOLS_ONLY=1; shift ;;
 	--out)
 		[ $# -ge 2 ] || { usage >&2; exit 2; }
 		OUT=$2; shift 2 ;;
@@ -293,6 +297,11 @@ start_tracer() {
 			-c "bench=$SCRATCH/$first" >"$TLOG" 2>&1 &
 		TRACER_PID=$!
 		wait_for $TRACER_PID "$TLOG" "cgstat: attached" ;;
+	cgstat-all-threads)
+		# issue 41: every cgroup broken down by pool and thread
+		taskset -c $TRACER_CPU "$CGSTAT" -q -v -i 1 -o "$TDIR" --threads >"$TLOG" 2>&1 &
+		TRACER_PID=$!
+		wait_for $TRACER_PID "$TLOG" "cgstat: attached" ;;
 	bpftrace)
 		# bpftrace 0.17 attaches tracepoint probes through tracefs, which this host may
 		# not mount: a mount namespace of its own gets one without touching the host's.
@@ -489,8 +498,8 @@ run_drain() {
 
 # Thread pools: threadload in the scenario's cgroup, and each pool configuration measured as
 # the drain is (the tracer's CPU per interval), one cgroup watched or all, and one watched with
-# --threads (its pools and threads: issue 13).
-POOL_CONFIGS=(cgstat-all cgstat-one cgstat-threads)
+# --threads (its pools and threads: issue 13), and all with --threads (issue 41).
+POOL_CONFIGS=(cgstat-all cgstat-one cgstat-threads cgstat-all-threads)
 
 run_pool_scenario() {
 	local round=$1 scen=$2 sleepers=$3 busy=$4 k n=${#POOL_CONFIGS[@]}
@@ -542,7 +551,7 @@ LOAD_START=$(cut -d' ' -f1-3 /proc/loadavg)
 awk '$1 > 0.5 { exit 1 }' /proc/loadavg ||
 	say "warning: load average $LOAD_START before the start: expect noisy figures"
 say "$ROUNDS round(s); logs in $WORK"
-[ "$DRAIN_ONLY" = 1 ] && SCENARIOS=()
+[ "$DRAIN_ONLY" = 1 ] || [ "$POOLS_ONLY" = 1 ] && SCENARIOS=()
 for ((r = 1; r <= ROUNDS; r++)); do
 	for ((s = 0; s < ${#SCENARIOS[@]}; s++)); do
 		n=${#CONFIGS[@]}
@@ -550,17 +559,19 @@ for ((r = 1; r <= ROUNDS; r++)); do
 			run_switch_scenario $r "${SCENARIOS[s]}" "${CONFIGS[(r + s + k) % n]}" $k
 		done
 	done
-	"$DRAINLOAD" "$SCRATCH/drain" $DRAIN_CGROUPS $DRAIN_WORK_US $DRAIN_PERIOD_MS \
-		>"$WORK/drainload.log" 2>&1 &
-	DRAIN_PID=$!
-	wait_for $DRAIN_PID "$WORK/drainload.log" "drainload: ready"
-	n=${#DRAIN_CONFIGS[@]}
-	for ((k = 0; k < n; k++)); do
-		run_drain $r "${DRAIN_CONFIGS[(r + k) % n]}" $k
-	done
-	kill -TERM $DRAIN_PID
-	wait $DRAIN_PID || die "drainload failed"
-	DRAIN_PID=""
+	if [ "$POOLS_ONLY" = 0 ]; then
+		"$DRAINLOAD" "$SCRATCH/drain" $DRAIN_CGROUPS $DRAIN_WORK_US $DRAIN_PERIOD_MS \
+			>"$WORK/drainload.log" 2>&1 &
+		DRAIN_PID=$!
+		wait_for $DRAIN_PID "$WORK/drainload.log" "drainload: ready"
+		n=${#DRAIN_CONFIGS[@]}
+		for ((k = 0; k < n; k++)); do
+			run_drain $r "${DRAIN_CONFIGS[(r + k) % n]}" $k
+		done
+		kill -TERM $DRAIN_PID
+		wait $DRAIN_PID || die "drainload failed"
+		DRAIN_PID=""
+	fi
 	[ "$DRAIN_ONLY" = 1 ] && continue
 	run_pool_scenario $r threads $THREADS_SLEEPERS $THREADS_BUSY
 	start_churn
@@ -609,7 +620,7 @@ run_bpf_stats() {
 }
 
 for scen in pingpong-same pingpong-cross; do
-	[ "$DRAIN_ONLY" = 1 ] && break
+	[ "$DRAIN_ONLY" = 1 ] || [ "$POOLS_ONLY" = 1 ] && break
 	for config in cgstat-all cgstat-one; do
 		run_bpf_stats $scen $config
 	done
@@ -619,7 +630,7 @@ done
 
 mkdir -p "$OUT"
 cp "$CSV" "$OUT/overhead-$STAMP.csv"
-[ "$DRAIN_ONLY" = 1 ] || cp "$STATS_CSV" "$OUT/bpf-stats-$STAMP.csv"
+[ "$DRAIN_ONLY" = 1 ] || [ "$POOLS_ONLY" = 1 ] || cp "$STATS_CSV" "$OUT/bpf-stats-$STAMP.csv"
 META="$START_UTC to $(date -u '+%H:%M') UTC; $(uname -r); $(nproc) CPUs; \
 cgstat $(git -C "$REPO" describe --always --dirty 2>/dev/null || echo '?'); \
 $(perf version 2>/dev/null); $(bpftrace --version 2>/dev/null); $ROUNDS round(s); \
@@ -704,7 +715,7 @@ for scen in ["drain", "threads", "churn"]:
     print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     for config in ["cgstat-all", "cgstat-all-noout", "cgstat-all-listen",
                    "cgstat-all-listen-idle", "ref-all", "ref-all-listen", "cgstat-one",
-                   "cgstat-threads", "bpftrace"]:
+                   "cgstat-threads", "cgstat-all-threads", "bpftrace"]:
         c = vals(scen, config, "cpu_ms_per_interval")
         if not c:
             continue
@@ -760,7 +771,7 @@ if ("pingpong-cross", "cgstat-all") in over and ("pingpong-cross", "perf-stat") 
     target("cross-cgroup ping-pong, cgstat below `perf stat -a -G` (same events)",
            "< %+.1f %%" % p, "%+.1f %%" % v, v < p)
 for scen in ("threads", "churn"):
-    for config in ("cgstat-all", "cgstat-one", "cgstat-threads"):
+    for config in ("cgstat-all", "cgstat-one", "cgstat-threads", "cgstat-all-threads"):
         if (scen, config) in drain:
             c = drain[(scen, config)][0]
             target("%s, %s: cgstat CPU per interval" % (titles[scen], config), "≤ 5 ms",

@@ -203,6 +203,20 @@ struct cg_slot_info {
 	__u32 pool_of; /* a pool slot: its watched cgroup's slot + 1; 0: a cgroup's own slot */
 	char pool[CG_COMM_LEN];		/* a pool slot's thread name pattern */
 	struct cg_cgroup_origin origin; /* as the slot was taken */
+	/* a cgroup's own slot: a thread of a new pool found no pool slot (a cap), and counts here
+	 */
+	__u32 pools_full;
+	__u32 pad;
+};
+
+/*
+ * A pool's key: its watched cgroup's slot (in the all-cgroups mode, its cgroup's) and its
+ * thread name pattern. By the slot, not the cgroup id, so that a watched path made again goes
+ * on with the same pools; user space deletes it as it frees the pool's slot.
+ */
+struct cg_pool_key {
+	__u32 watched_slot;
+	char pool[CG_COMM_LEN];
 };
 
 /*
@@ -215,6 +229,8 @@ struct cg_slot_snap {
 	__u32 dead;
 	__u32 pool_of; /* as in cg_slot_info */
 	char pool[CG_COMM_LEN];
+	__u32 pools_full; /* as in cg_slot_info */
+	__u32 pad;
 	__u64 time_ns[CG_NR_STATES];
 	__s64 tasks;
 	__u64 count[CG_NR_COUNTS];

@@ -20,6 +20,13 @@ const volatile __u32 nr_cpus = 1;
 /* --threads: each watched cgroup's threads count in its pool slots (CG_POOLS_PER_WATCHED) */
 const volatile bool pools;
 const volatile bool pool_exact; /* --pool-by comm: a pool is a thread name, not its pattern */
+/*
+ * With pools in the all-cgroups mode, the slots pools may hold of max_slots, all cgroups
+ * together (the rest are the cgroups' own); pool_slots_held, how many they hold now: taken
+ * here, given back by user space as it frees a removed cgroup's pools.
+ */
+const volatile __u32 max_pool_slots;
+__u32 pool_slots_held;
 
 /* Slots [0, slot_hwm) have been handed out; the snapshot walks them. */
 __u32 slot_hwm;
@@ -162,19 +169,11 @@ struct {
 	__type(value, struct slot_set);
 } charge_slots SEC(".maps");
 
-/*
- * (watched cgroup's slot, thread name pattern) -> its pool slot, with --threads. Keyed by the
- * slot, not the cgroup id, so that a watched path made again goes on with the same pools.
- */
-struct pool_key {
-	__u32 watched_slot;
-	char pool[CG_COMM_LEN];
-};
-
+/* struct cg_pool_key -> its pool slot, with --threads */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 1);
-	__type(key, struct pool_key);
+	__type(key, struct cg_pool_key);
 	__type(value, __u32);
 } pool_slots SEC(".maps");
 

@@ -271,7 +271,12 @@ static __always_inline struct cg_slot_info *slot_take(__u32 *slot)
 	return bpf_map_lookup_elem(&slot_info, slot);
 }
 
-static __always_inline __u32 slot_alloc(struct cgroup *cg, __u64 cgid)
+/*
+ * A slot for cgroup cg (id cgid), first seen in the all-cgroups mode; (__u32)-1 when the map is
+ * full. Not inlined: in task_move_cgroup()'s frame its locals took 6.1's cg_sched_switch, with
+ * the pool walk below it (--threads), to 544 bytes of stack, past BPF's 512.
+ */
+static __noinline __u32 slot_alloc(struct cgroup *cg, __u64 cgid)
 {
 	struct cg_slot_info *info;
 	__u32 slot, *winner;
@@ -322,11 +327,15 @@ static long pool_name_char(__u32 i, struct pool_name_ctx *c)
 /*
  * The pool slot of watched slot watched for a thread named comm, taken on first sight of its
  * pool; watched itself (the pool "(the other pools)") once the cgroup has its
- * CG_POOLS_PER_WATCHED.
+ * CG_POOLS_PER_WATCHED, or in the all-cgroups mode once pools hold max_pool_slots, which the
+ * cgroup's slot then says (pools_full) for user space to tell. Only from resolve_level(), a
+ * bpf_loop() callback with a frame of its own: inlined into task_move_cgroup(), its locals moved
+ * that frame's others deeper, and cg_sched_switch came to 528 bytes of stack, past BPF's 512
+ * (6.18); as a function of its own, its frame's rounding took 6.1's to 544.
  */
 static __always_inline __u32 pool_slot(__u32 watched, const char *comm)
 {
-	struct pool_key key = { .watched_slot = watched };
+	struct cg_pool_key key = { .watched_slot = watched };
 	struct pool_name_ctx name = {};
 	struct cg_slot_info *info, *owner;
 	__u32 slot, *found, *taken;
@@ -339,11 +348,19 @@ static __always_inline __u32 pool_slot(__u32 watched, const char *comm)
 		return *found;
 	taken = bpf_map_lookup_elem(&pools_taken, &watched);
 	owner = bpf_map_lookup_elem(&slot_info, &watched);
-	if (!taken || !owner || READ_ONCE(*taken) >= CG_POOLS_PER_WATCHED)
+	if (!taken || !owner)
 		return watched;
+	if (READ_ONCE(*taken) >= CG_POOLS_PER_WATCHED ||
+	    (all_cgroups && READ_ONCE(pool_slots_held) >= max_pool_slots)) {
+		if (!READ_ONCE(owner->pools_full))
+			owner->pools_full = 1;
+		return watched;
+	}
 	info = slot_take(&slot);
 	if (!info)
 		return watched;
+	if (all_cgroups)
+		__sync_fetch_and_add(&pool_slots_held, 1);
 	__builtin_memcpy(info->pool, key.pool, sizeof(info->pool));
 	info->pool_of = watched + 1;
 	info->dead = 0;
@@ -356,6 +373,8 @@ static __always_inline __u32 pool_slot(__u32 watched, const char *comm)
 	/* another CPU took this pool's slot first (or the map is full): give ours back */
 	info->cgid = 0;
 	bpf_map_push_elem(&free_slots, &slot, 0);
+	if (all_cgroups)
+		__sync_fetch_and_add(&pool_slots_held, -1);
 	found = bpf_map_lookup_elem(&pool_slots, &key);
 	return found ? *found : watched;
 }
@@ -394,7 +413,7 @@ static long resolve_level(__u32 i, struct resolve_ctx *c)
 static __always_inline void slots_resolve(struct task_state *ts, struct cgroup *cg, __u64 cgid)
 {
 	struct resolve_ctx c = { .cg = cg, .cgid = cgid };
-	__u32 *slot, i;
+	__u32 *slot, i, levels;
 
 	if (all_cgroups) {
 		slot = bpf_map_lookup_elem(&cgroup_slots, &cgid);
@@ -404,16 +423,28 @@ static __always_inline void slots_resolve(struct task_state *ts, struct cgroup *
 			count_drop();
 			ts->slots.nslots = 0;
 			ts->cgid = 0;
-		} else {
-			ts->slots.nslots = 1;
-			ts->cgid = cgid;
+			return;
 		}
-		return;
+		ts->slots.nslots = 1;
+		ts->cgid = cgid;
+		if (!pools)
+			return;
+		/*
+		 * With pools, its pool of its own cgroup: the walk below over that one level
+		 * (c.level 0), the path the watched mode verifies, so that its frame is that one's
+		 * (its own code here took 6.1's cg_sched_switch to 544 bytes of stack, past 512)
+		 */
+		levels = 1;
+	} else {
+		c.level = BPF_CORE_READ(cg, level);
+		levels = c.level + 1 < CG_MAX_LEVEL ? c.level + 1 : CG_MAX_LEVEL;
 	}
-	c.level = BPF_CORE_READ(cg, level);
 	if (pools)
 		__builtin_memcpy(c.comm, ts->comm, sizeof(c.comm));
-	bpf_loop(c.level + 1 < CG_MAX_LEVEL ? c.level + 1 : CG_MAX_LEVEL, resolve_level, &c, 0);
+	bpf_loop(levels, resolve_level, &c, 0);
+	/* all cgroups: its pool, or its cgroup's own slot where the walk found none */
+	if (all_cgroups && !c.n)
+		return;
 	for (i = 0; i < CG_MAX_NEST; i++)
 		ts->slots.slot[i] = c.slot[i];
 	ts->slots.nslots = c.n;

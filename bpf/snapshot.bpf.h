@@ -107,6 +107,7 @@ static long snapshot_slot(__u32 index, struct snapshot_ctx *c)
 		snap->cgid = info->cgid;
 		snap->dead = info->dead;
 		snap->pool_of = info->pool_of;
+		snap->pools_full = info->pools_full;
 		__builtin_memcpy(snap->pool, info->pool, sizeof(snap->pool));
 		for (s = 0; s < CG_NR_STATES; s++)
 			snap->time_ns[s] = time_ns[s];

@@ -37,6 +37,7 @@
 #include "sources/kernel_features.h"
 #include "outputs/listener.h"
 #include "outputs/live.h"
+#include "lib/hashtab.h"
 #include "lib/message.h"
 #include "outputs/metrics.h"
 #include "opts.h"
@@ -294,7 +295,8 @@ struct run {
 	struct cgroupfs *cgroupfs;
 	struct {
 		bool multiplexed, drops, untabled;
-	} said; /* the lines interval_warn_once() said */
+		struct hash_table pools_full; /* by cgroup id: struct said_cgroup */
+	} said;				      /* the lines interval_warn_once() said */
 	struct out_files *files;
 	struct summary *summary;
 	struct metrics *metrics;   /* --listen's figures, or NULL */
@@ -393,6 +395,56 @@ static void interval_warn_once(struct run *r, const struct cg_interval *iv)
 	}
 }
 
+/* A cgroup pools_full_once() spoke of. */
+struct said_cgroup {
+	struct hash_node node;
+	uint64_t cgid;
+};
+
+static bool said_cgroup_is(const struct hash_node *n, const void *cgid)
+{
+	return container_of(n, struct said_cgroup, node)->cgid == *(const uint64_t *)cgid;
+}
+
+static void said_cgroup_free(struct hash_table *t, struct hash_node *n, void *ctx)
+{
+	(void)ctx;
+	hash_table_del(t, n);
+	free(container_of(n, struct said_cgroup, node));
+}
+
+/*
+ * With --threads, each cgroup whose threads of a new pool found no pool slot, once: its
+ * CG_POOLS_PER_WATCHED are taken, or in the all-cgroups mode the pools' share of the slots.
+ * Its record is whole; the pool rows miss those pools, counted in "(the other pools)".
+ */
+static void pools_full_once(struct run *r, const struct cg_interval *iv)
+{
+	char name[512];
+	struct said_cgroup *c;
+	int i;
+
+	for (i = 0; i < iv->nr_records; i++) {
+		const struct cg_record *rec = &iv->records[i];
+
+		if (!rec->pools_full || hash_table_find(&r->said.pools_full, hash_u64(rec->cgid),
+							said_cgroup_is, &rec->cgid))
+			continue;
+		c = calloc(1, sizeof(*c));
+		if (!c)
+			return;
+		c->cgid = rec->cgid;
+		hash_table_add(&r->said.pools_full, &c->node, hash_u64(rec->cgid));
+		message_quote_buf(name, sizeof(name), rec->name, strlen(rec->name));
+		fprintf(stderr,
+			"cgstat: %s: more thread pools than cgstat keeps (%d a cgroup%s): threads of "
+			"its further pools count in its pool '(the other pools)'\n",
+			name, CG_POOLS_PER_WATCHED,
+			slots__all_cgroups(r->slots) ? ", and as many pools in all as cgroups"
+						     : "");
+	}
+}
+
 /*
  * With --bpf-stats, the programs' runs and run time so far into iv. A failure is said, and
  * they are read no more: the summary keeps them as of the interval before.
@@ -456,6 +508,8 @@ static int interval_collect(struct run *r, uint64_t epoch_ms, uint64_t mono_ns,
 		fprintf(stderr, "cgstat: drain failed: %s\n", strerror(-err));
 		return err;
 	}
+	if (r->opts.threads)
+		pools_full_once(r, iv);
 	cgroupfs__sample(r->cgroupfs, iv);
 	err = drain__add_groups(r->drain, iv);
 	if (err)
@@ -762,6 +816,8 @@ static int run_prepare(struct run *r)
 
 	if (event_list_parse(&r->events, &r->opts))
 		return 2;
+	if (hash_table_init(&r->said.pools_full, 16))
+		return 1;
 	err = command_check(&r->opts);
 	if (err)
 		return err;
@@ -953,6 +1009,8 @@ static void run_free(struct run *r)
 	/* first: their threads write into the names the slots read */
 	name_sources__stop(r->name_sources);
 	drain__free(r->drain);
+	hash_table_visit(&r->said.pools_full, said_cgroup_free, NULL);
+	hash_table_fini(&r->said.pools_full);
 	bpf_programs__free(r->programs);
 	collector__close(r->collector);
 	if (r->bpf_stats_fd >= 0)

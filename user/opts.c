@@ -91,7 +91,7 @@ static const char usage_text[] =
 	"      --max-cgroups N           most cgroups watched without -c or -p (default 1024)\n"
 	"      --listen [ADDR:]PORT      serve Prometheus metrics on http://ADDR:PORT/metrics\n"
 	"                                (ADDR default 127.0.0.1; [::1]:PORT for IPv6)\n"
-	"      --threads[=N]             break watched cgroups down into thread pools\n"
+	"      --threads[=N]             break cgroups down into thread pools\n"
 	"      --pool-by pattern|comm    a pool: a thread name with digits as N (default), or\n"
 	"                                the name itself\n"
 	"      --no-names                label containers by their ids, asking no runtime\n"
@@ -502,9 +502,6 @@ int opts_parse(struct cg_opts *opts, int argc, char **argv, FILE *out, FILE *err
 		goto out;
 	if (opts->events && opts->no_perf)
 		ret = fail(err, "--events and --no-perf exclude each other", NULL, "");
-	else if (opts->threads && !opts->nr_targets && !opts->command)
-		ret = fail(err, "--threads breaks down watched cgroups: give -c, -p or a command",
-			   NULL, "");
 	else if (opts->pool_by_given && !opts->threads)
 		ret = fail(err, "--pool-by says how --threads makes pools: give --threads", NULL,
 			   "");

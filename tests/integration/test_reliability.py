@@ -94,11 +94,15 @@ def thread_messaging(args):
 
 def slot_map_cgroups(cgstat):
     """The cgroup ids the all-cgroups cgstat's maps hold: the keys of cgroup_slots and the
-    non-zero cgid of slot_info's entries."""
+    non-zero cgid of slot_info's entries (with --threads, a pool slot's is its cgroup's). And
+    the pools that name a slot no longer a pool's (its cgroup's pools freed, the key left)."""
     maps = h.bpf_maps_of(cgstat.proc.pid)
     keys = {e["key"] for e in h.bpf_map_dump(maps["cgroup_slots"]["id"])}
-    infos = {e["value"]["cgid"] for e in h.bpf_map_dump(maps["slot_info"]["id"])
-             if e["value"]["cgid"]}
+    info = {e["key"]: e["value"] for e in h.bpf_map_dump(maps["slot_info"]["id"])}
+    infos = {v["cgid"] for v in info.values() if v["cgid"]}
+    stale_pools = [e for e in h.bpf_map_dump(maps["pool_slots"]["id"])
+                   if not info.get(e["value"], {}).get("pool_of")]
+    h.check(not stale_pools, "churn: every pool key names a pool slot: %s" % stale_pools[:5])
     return keys, infos
 
 
@@ -108,9 +112,10 @@ def churn(args):
     with h.scratch_cgroup("churn") as parent:
         c0 = os.path.join(parent, "c0")
         os.mkdir(c0)
-        # the host's own cgroups must not fill the map, or ours would be dropped, not slotted
+        # the host's own cgroups must not fill the map, or ours would be dropped, not slotted;
+        # with --threads each cgroup's pools take slots too, and must be freed with it
         everything = h.Cgstat(args.cgstat, ["-q", "-i", str(CHURN_INTERVAL),
-                                            "--max-cgroups", "4096"])
+                                            "--max-cgroups", "4096", "--threads"])
         watched = h.Cgstat(args.cgstat, ["-q", "-i", str(CHURN_INTERVAL), "-c", "p=" + parent])
         started = time.time()
         load = h.Workload(args.workload, c0, "churn", CHURN_PROCS, CHURN_THREADS)

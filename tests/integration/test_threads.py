@@ -25,6 +25,7 @@ from the kernel's own figures of every thread, which the workload reports with t
 
 import json
 import os
+import subprocess
 
 import harness as h
 
@@ -32,6 +33,18 @@ SECONDS = 3
 # bpf/cgstat.h, CG_THREAD_TABLE
 TABLE_ENTRIES = 32768
 POOLS = {"serial-ml-N": 1, "io-N-N": 3, "idle-N": 8, "workload": 1}
+# every_cgroup_many(): sleeping threads in one pool, and pools past a cgroup's 128
+MANY_SLEEPERS = 10000
+MANY_POOLS = 130
+CG_POOLS_PER_WATCHED = 128  # bpf/cgstat.h
+# the maps' sizes (bpf/cgstat.h): struct cg_slot_live; a slot's snapshot, info, origin (a
+# cgroup's) and preempters; a struct cg_thread_entry and its free ring's index; the rest
+SLOT_LIVE_BYTES = 1832
+SLOT_OTHER_BYTES = 2400
+THREAD_ENTRY_BYTES = 232
+MAPS_FIXED_BYTES = 2 << 20
+# cgstat's resident memory beside them (26 MB idle, MANY_RSS measured: docs/metrics.md)
+MANY_RSS_KB = 64 * 1024
 TIMES = ["onCpuMillis", "runqWaitMillis", "offCpuSleepMillis", "offCpuBlockedMillis"]
 COUNTS = ["voluntarySwitches", "involuntarySwitches", "migrations"]
 # each time is printed with 3 decimals: a sum of n of them is off by up to n half-thousandths
@@ -72,10 +85,18 @@ BORN_MS = 0.5
 RUNQ_POOLS = ("serial-ml-N", "io-N-N", "serial-ml-7", "io-3-1", "io-3-2", "io-3-3")
 
 
-def run(args, extra=(), shape=("pools", SECONDS), threads="--threads=100"):
+# the workload's container as cgstat labels it: "pl" (-c pl=...), or its path in the
+# all-cgroups mode (every())
+LABEL = "pl"
+
+
+def run(args, extra=(), shape=("pools", SECONDS), threads="--threads=100", every=False):
+    global LABEL
     with h.scratch_cgroup("pools") as cg:
-        cgstat = h.Cgstat(args.cgstat, ["-f", "json", "-i", "0.5", threads, "-c",
-                                        "pl=" + cg] + list(extra), stamp_lines=True)
+        LABEL = h.v2_label(cg) if every else "pl"
+        target = [] if every else ["-c", "pl=" + cg]
+        cgstat = h.Cgstat(args.cgstat, ["-f", "json", "-i", "0.5", threads] + target
+                          + list(extra), stamp_lines=True)
         report = h.run_workload(args.workload, cg, *shape)
         h.settle()
         cgstat.stop()
@@ -86,7 +107,7 @@ def run(args, extra=(), shape=("pools", SECONDS), threads="--threads=100"):
 def pools_by_interval(rows):
     out = {}
     for r in rows:
-        if r["container"] == "pl":
+        if r["container"] == LABEL:
             out.setdefault(r["epochMillis"], []).append(r)
     return out
 
@@ -94,7 +115,7 @@ def pools_by_interval(rows):
 def check_sums(cgstat):
     """Every interval's pools against the container's row."""
     pools = pools_by_interval(cgstat.rows("pool-stats.csv"))
-    sched = {r["epochMillis"]: r for r in cgstat.rows("sched-stats.csv") if r["container"] == "pl"}
+    sched = {r["epochMillis"]: r for r in cgstat.rows("sched-stats.csv") if r["container"] == LABEL}
     bad = []
     for epoch, row in sched.items():
         mine = pools.get(epoch, [])
@@ -113,7 +134,7 @@ def check_sums(cgstat):
     bad = []
     lines = h.read_json_lines(cgstat.stdout_path)
     for line in lines:
-        c = line["containers"].get("pl")
+        c = line["containers"].get(LABEL)
         if not c:
             continue
         mine = c.get("pools", {}).values()
@@ -312,7 +333,7 @@ def check_threads(cgstat, report):
     """Each thread's rows over the run against its kernel figures at the report (what follows
     the report: its wakeup from the release barrier and its exit, within tail_ns)."""
     after = report["after"]
-    rows = [r for r in cgstat.rows("thread-stats.csv") if r["container"] == "pl"]
+    rows = [r for r in cgstat.rows("thread-stats.csv") if r["container"] == LABEL]
     got = {}
     for r in rows:
         g = got.setdefault(r["tid"], dict.fromkeys(TIMES + COUNTS, 0.0))
@@ -366,7 +387,7 @@ def check_threads(cgstat, report):
                           ", one in the move" if main else "", later_invol,
                           "it" if main else "the workers"))
     # the JSON stream carries the same rows
-    json_rows = sum(len(line["containers"].get("pl", {}).get("threads", {}))
+    json_rows = sum(len(line["containers"].get(LABEL, {}).get("threads", {}))
                     for line in h.read_json_lines(cgstat.stdout_path))
     h.check(json_rows == len(rows), "JSON: %d thread entries, thread-stats.csv %d rows"
             % (json_rows, len(rows)))
@@ -375,15 +396,16 @@ def check_threads(cgstat, report):
 def check_stages(cgstat, report):
     """serialStages names the spinner alone, and the verdict says so."""
     spinner = [tid for tid, t in report["threads"].items() if t["comm"] == "serial-ml-7"]
-    c = cgstat.summary()["containers"].get("pl", {})
+    c = cgstat.summary()["containers"].get(LABEL, {})
     stages = c.get("serialStages")
     named = [str(s["tid"]) for s in stages or []]
     h.check(stages is not None and named == spinner,
             "serialStages: %s, want the spinner %s" % (named, spinner))
-    line = "pl: thread serial-ml-N (tid %s) wanted" % (spinner[0] if spinner else "?")
+    line = "%s: thread serial-ml-N (tid %s) wanted" % (LABEL, spinner[0] if spinner else "?")
     h.check(c.get("serialStage", "").startswith(line), "serialStage: %r" % c.get("serialStage"))
     said = [l for l in cgstat.stderr_lines if "of a core (ran" in l]
-    h.check(len(said) == 1 and "'pl': thread 'serial-ml-N' (tid %s)" % spinner[0] in said[0],
+    h.check(len(said) == 1 and "'%s': thread 'serial-ml-N' (tid %s)" % (LABEL, spinner[0])
+            in said[0],
             "stderr at exit: %r" % said)
     pools = [p["pool"] for p in c.get("topPools", [])]
     h.check(pools[:2] == ["serial-ml-N", "io-N-N"], "topPools by CPU time: %s" % pools)
@@ -392,7 +414,7 @@ def check_stages(cgstat, report):
 def no_stage(args):
     """8 threads that spin 2 ms in 5 on 2 CPUs: 0.25 of a core each, busy and none serial."""
     cgstat, report = run(args, shape=("steady", SECONDS, 8), threads="--threads")
-    c = cgstat.summary()["containers"].get("pl", {})
+    c = cgstat.summary()["containers"].get(LABEL, {})
     h.check(c.get("serialStages") == [] and "serialStage" not in c,
             "8 equally busy threads: serialStages %s" % c.get("serialStages"))
     h.check(not [l for l in cgstat.stderr_lines if "of a core (ran" in l],
@@ -441,7 +463,7 @@ def churn(args):
     them, add up to the cgroup's CPU time (cpu.stat, read once the workload has ended)."""
     cgstat, report = run(args, shape=("churn", 40, 8), threads="--threads=100000")
     threads = sum(float(r["onCpuMillis"]) for r in cgstat.rows("thread-stats.csv")
-                  if r["container"] == "pl")
+                  if r["container"] == LABEL)
     tids = {r["tid"] for r in cgstat.rows("thread-stats.csv")}
     h.check(len(tids) >= 40 * 9, "churn: rows of %d threads (40 processes of 8 threads and "
             "their main ones)" % len(tids))
@@ -460,7 +482,7 @@ def table_reuse(args):
     table full, and their on-CPU time still adds up to cpu.stat."""
     procs = TABLE_ENTRIES // 8 + 200
     cgstat, report = run(args, shape=("churn", procs, 8), threads="--threads=100000")
-    rows = [r for r in cgstat.rows("thread-stats.csv") if r["container"] == "pl"]
+    rows = [r for r in cgstat.rows("thread-stats.csv") if r["container"] == LABEL]
     # each thread has a row at least (its first); tids repeat (pid_max is 32,768 here)
     h.check(len(rows) >= procs * 9,
             "table reuse: %d rows for %d threads (%d processes of 8 threads and their main "
@@ -515,6 +537,93 @@ def beside_other_cgstat(args):
             % (summary["inconsistencies"], summary["droppedEvents"]))
 
 
+def every_cgroup(args):
+    """--threads without -c: every cgroup's pools (issue 41), the workload's container among
+    them under its path, checked as with -c: its pools add up to its row, are the ones the
+    names make, each against its threads' kernel figures; its threads' rows; its serial stage."""
+    cgstat, report = run(args, every=True)
+    pools = check_sums(cgstat)
+    check_pools(pools, report, POOLS)
+    check_kernel(pools, report, missed=missed_switches(cgstat))
+    check_threads(cgstat, report)
+    check_stages(cgstat, report)
+
+
+def start_sleepers(args, cg, threads, pools, seconds):
+    """The workload's sleepers shape in cg, returned once it printed "ready" (all named)."""
+    proc = subprocess.Popen([args.workload, "--cgroup", cg, "sleepers", str(seconds),
+                             str(threads), str(pools)], stdout=subprocess.PIPE, text=True)
+    h.check(proc.stdout.readline().strip() == "ready", "sleepers: %d threads in %d pools ready"
+            % (threads, pools))
+    return proc
+
+
+def maps_cap_bytes(max_cgroups):
+    """docs/metrics.md, "Thread pools": what cgstat's maps may take with --threads in the
+    all-cgroups mode, by the sizes bpf/cgstat.h gives them: 2 x --max-cgroups slots (a
+    cgroup's, or a pool's), each one's live figures per possible CPU and its snapshot, info,
+    origin and preempters, and the thread table; a page a map for its header, rounded up."""
+    slots = 2 * max_cgroups
+    per_slot = (os.sysconf("SC_NPROCESSORS_CONF") + 1) * SLOT_LIVE_BYTES + SLOT_OTHER_BYTES
+    return slots * per_slot + TABLE_ENTRIES * THREAD_ENTRY_BYTES + MAPS_FIXED_BYTES
+
+
+def every_cgroup_many(args):
+    """--threads without -c beside 10,000 sleeping threads of one pool, and 300 more named into
+    130 pools in another cgroup, past the 128 a cgroup keeps (issue 41): each cgroup's pools
+    add up to its row every interval, the big pool with its 10,000 threads; the other cgroup's
+    extra pools in "(the other pools)", and said once on stderr; cgstat's maps within the cap
+    docs/metrics.md gives and its resident memory within MANY_RSS_KB; no thread table full."""
+    with h.scratch_cgroup("many") as big, h.scratch_cgroup("named") as named:
+        loads = [start_sleepers(args, big, MANY_SLEEPERS, 1, 30),
+                 start_sleepers(args, named, 300, MANY_POOLS, 30)]
+        try:
+            cgstat = h.Cgstat(args.cgstat, ["-f", "json", "-i", "0.5", "--threads", "--no-perf"],
+                              stamp_lines=True)
+            cgstat.wait_lines(6, timeout=60)
+            maps = h.bpf_maps_of(cgstat.proc.pid)
+            with open("/proc/%d/status" % cgstat.proc.pid) as f:
+                rss_kb = int([l for l in f if l.startswith("VmRSS:")][0].split()[1])
+            cgstat.stop()
+        finally:
+            for load in loads:
+                load.terminate()
+                load.wait()
+        labels = {h.v2_label(big): MANY_SLEEPERS + 1, h.v2_label(named): 301}
+    cap = maps_cap_bytes(1024)
+    got = sum(m.get("bytes_memlock", 0) for m in maps.values())
+    h.check(got <= cap, "maps: %.1f MB, within the cap of %.1f MB" % (got / 1e6, cap / 1e6))
+    h.check(rss_kb <= MANY_RSS_KB, "resident memory %d kB, at most %d" % (rss_kb, MANY_RSS_KB))
+    bad, full = [], 0
+    for line in h.read_json_lines(cgstat.stdout_path):
+        for label, threads in labels.items():
+            c = line["containers"].get(label)
+            if not c:
+                bad.append((line["epochMillis"], label, "no row"))
+                continue
+            pools = c.get("pools", {})
+            if sum(p["threads"] for p in pools.values()) != c["tasks"] or \
+                    c["tasks"] != threads:
+                bad.append((line["epochMillis"], label, "tasks", c["tasks"]))
+            for k in COUNTS:
+                if sum(p[k] for p in pools.values()) != c[k]:
+                    bad.append((line["epochMillis"], label, k))
+            if label == h.v2_label(big) and pools.get("slaaa", {}).get("threads") != \
+                    MANY_SLEEPERS:
+                bad.append((line["epochMillis"], "slaaa", pools.get("slaaa")))
+            if label == h.v2_label(named):
+                full += len(pools) == CG_POOLS_PER_WATCHED + 1 and "(the other pools)" in pools
+    h.check(not bad, "every interval: each cgroup's pools add up to its row, the 10,000 "
+            "sleepers in their pool: %s" % bad[:5])
+    h.check(full >= 5, "%s: 128 pools and '(the other pools)' in %d intervals"
+            % (h.v2_label(named), full))
+    said = [l for l in cgstat.stderr_lines if "more thread pools than cgstat keeps" in l]
+    h.check(len(said) == 1 and h.v2_label(named) in said[0],
+            "said once, for the cgroup of 130 pools: %s" % said)
+    h.check(not [l for l in cgstat.stderr_lines if "thread table is full" in l],
+            "10,301 threads fit the thread table")
+
+
 def pools_by_comm(args):
     cgstat, report = run(args, ["--pool-by", "comm"])
     pools = check_sums(cgstat)
@@ -526,6 +635,8 @@ def pools_by_comm(args):
 def main():
     args = h.parse_args()
     pools_by_pattern(args)
+    every_cgroup(args)
+    every_cgroup_many(args)
     pools_by_comm(args)
     no_stage(args)
     capped(args)

@@ -42,6 +42,12 @@
  *                                                 over the second; prints "ready" once
  *                                                 all run, and no report: the test reads
  *                                                 /proc while it runs
+ *   workload [--cgroup DIR] sleepers SECONDS THREADS POOLS
+ *                                                 THREADS threads on 64 KiB stacks that name
+ *                                                 themselves into POOLS pools (slaaa, slaab,
+ *                                                 ...) and sleep a second at a time, their
+ *                                                 wakeups spread over the second; prints
+ *                                                 "ready" once all are named; no report
  *   workload [--cgroup DIR] pools SECONDS      12 named threads for SECONDS: serial-ml-7
  *                                                 spins; io-3-1 to io-3-3 spin 0.5 ms and
  *                                                 sleep 4.5 ms; idle-10 to idle-17 sleep 20 ms
@@ -848,10 +854,22 @@ static int lr_ab[2], lr_ba[2];
 
 /* Each sleeper's phase is its own (arg: a fraction of a second), so that they wake spread
  * over every second rather than in one burst. */
+static long lr_pools; /* sleepers: the sleepers name themselves into this many pools */
+static long lr_named;
+
 static void *lr_sleeper(void *arg)
 {
 	struct timespec phase = { 0, (long)(uintptr_t)arg }, nap = { 1, 0 };
+	long i = __sync_fetch_and_add(&lr_named, 1) % (lr_pools ? lr_pools : 1);
+	char name[16];
 
+	/* "sl" and letters, no digit: each name a pool of its own (digit runs make one) */
+	if (lr_pools) {
+		snprintf(name, sizeof(name), "sl%c%c%c", 'a' + (int)(i / 676 % 26),
+			 'a' + (int)(i / 26 % 26), 'a' + (int)(i % 26));
+		if (pthread_setname_np(pthread_self(), name))
+			die("pthread_setname_np");
+	}
 	nanosleep(&phase, NULL);
 	while (!lr_stop)
 		nanosleep(&nap, NULL);
@@ -896,6 +914,33 @@ static void longrun(double secs, long sleepers)
 	lr_stop = 1;
 	close(lr_ab[1]);
 	for (i = 0; i <= sleepers; i++)
+		pthread_join(t[i], NULL);
+}
+
+/* SLEEPERS threads named into POOLS pools, sleeping a second at a time, for SECONDS. */
+static void sleepers(double secs, long n, long pools)
+{
+	pthread_t *t = calloc(n, sizeof(*t));
+	struct timespec nap = { 0, 10000000 };
+	uint64_t end = now_ns() + (uint64_t)(secs * 1e9);
+	pthread_attr_t attr;
+	long i;
+
+	lr_pools = pools;
+	if (!t || pthread_attr_init(&attr) || pthread_attr_setstacksize(&attr, 64 * 1024))
+		die("sleepers setup");
+	for (i = 0; i < n; i++)
+		if (pthread_create(&t[i], &attr, lr_sleeper,
+				   (void *)(uintptr_t)(i * (1000000000L / n))))
+			die("pthread_create");
+	while (__sync_fetch_and_add(&lr_named, 0) < n)
+		nanosleep(&nap, NULL);
+	printf("ready\n");
+	fflush(stdout);
+	while (now_ns() < end)
+		nanosleep(&nap, NULL);
+	lr_stop = 1;
+	for (i = 0; i < n; i++)
 		pthread_join(t[i], NULL);
 }
 
@@ -1062,6 +1107,8 @@ int main(int argc, char **argv)
 		run_threads(1, churner, NULL);
 	} else if (!strcmp(argv[i], "longrun") && argc - i == 3) {
 		longrun(atof(argv[i + 1]), atol(argv[i + 2]));
+	} else if (!strcmp(argv[i], "sleepers") && argc - i == 4) {
+		sleepers(atof(argv[i + 1]), atol(argv[i + 2]), atol(argv[i + 3]));
 	} else if (!strcmp(argv[i], "pools") && argc - i == 2) {
 		seconds = atof(argv[i + 1]);
 		run_threads(12, pools_thread, NULL);

@@ -97,6 +97,7 @@ def load_modes(args):
         os.mkdir(inner)
         loads(args, "watched", ["--no-perf", "-c", "o=" + outer, "-c", "i=" + inner])
         loads(args, "threads", ["--no-perf", "--threads", "-c", "o=" + outer])
+    loads(args, "all-threads", ["--no-perf", "--threads"])
     # software events: the guests have no PMU, as this host has none
     loads(args, "perf", ["-e", "task-clock,context-switches,cpu-migrations,page-faults"])
 

@@ -343,6 +343,69 @@ out:
 	drain__free(d);
 }
 
+static int labelled[4]; /* by slot: how often every_label() was asked */
+
+static const char *every_label(void *ctx, uint32_t slot, uint64_t cgid)
+{
+	(void)ctx;
+	(void)cgid;
+	if (slot < 4)
+		labelled[slot]++;
+	return slot == 0 ? "/a" : slot == 2 ? "/b" : "?";
+}
+
+/*
+ * Pools in the all-cgroups mode (active_only): a cgroup whose own slot only slept but whose
+ * pool ran has its row, the sum of both, with both listed; one whose own slot and pools only
+ * slept has none, and is never labelled (a cgroup that never had a row has no label). Slots:
+ * 0 cgroup /a, 1 a pool of it, 2 cgroup /b, 3 a pool of it.
+ */
+static void test_pools_every_cgroup(void)
+{
+	static struct cg_slot_snap snap[4];
+	struct cg_interval iv = {};
+	const struct cg_record *r;
+	struct drain *d;
+	int s;
+
+	d = drain__new(4, NULL, 0, every_label, NULL);
+	CHECK(d != NULL && drain__set_pools(d, false) == 0);
+	if (!d)
+		return;
+	for (s = 0; s < 4; s++)
+		snap[s].cgid = s < 2 ? 30 : 31;
+	snap[1].pool_of = 1;
+	snap[3].pool_of = 3;
+	memcpy(snap[1].pool, "io-N", 5);
+	memcpy(snap[3].pool, "idle-N", 7);
+	drain__baseline(d, snap, 4);
+	snap[0].tasks = 1;
+	snap[0].time_ns[CG_SLEEP] = 1000;
+	snap[1].tasks = 2;
+	snap[1].time_ns[CG_ONCPU] = 100;
+	snap[1].count[CG_NVCSW] = 3;
+	snap[2].tasks = 1;
+	snap[2].time_ns[CG_SLEEP] = 1000;
+	snap[3].tasks = 4;
+	snap[3].time_ns[CG_SLEEP] = 4000;
+	CHECK(drain__interval(d, snap, 4, true, &iv) == 0);
+	CHECK(iv.nr_records == 1 && iv.nr_pools == 2);
+	if (iv.nr_records != 1 || iv.nr_pools != 2)
+		goto out;
+	r = &iv.records[0];
+	CHECK_STR(r->name, "/a");
+	CHECK(r->tasks == 3 && r->time_ns[CG_ONCPU] == 100 && r->time_ns[CG_SLEEP] == 1000 &&
+	      r->count[CG_NVCSW] == 3);
+	CHECK(r->first_pool == 0 && r->nr_pools == 2);
+	CHECK_STR(iv.pools[0].pool, "(the other pools)");
+	CHECK_STR(iv.pools[0].name, "/a");
+	CHECK_STR(iv.pools[1].pool, "io-N");
+	CHECK_STR(iv.pools[1].name, "/a");
+	CHECK(labelled[2] == 0 && labelled[3] == 0);
+out:
+	drain__free(d);
+}
+
 /*
  * Thread records go to their watched cgroup's record by the owner BPF gives each slot, even
  * when the pool's slot was taken after the snapshot (beyond nr_slots, or not yet in it): its
@@ -389,6 +452,7 @@ int main(void)
 	test_same_label_merged();
 	test_core_sourced();
 	test_pools();
+	test_pools_every_cgroup();
 	test_thread_new_pool();
 	return check_done();
 }

@@ -75,6 +75,8 @@ struct drain {
 	bool pool_exact; /* --pool-by comm */
 	struct cg_record *pool_records;
 	uint32_t *pool_owner;
+	uint32_t *pool_slot;		     /* and each one's own slot */
+	int *record_moved, *record_new;	     /* records_merge_gone()'s, by record */
 	uint32_t *record_slot;		     /* the slot of each of records */
 	struct cg_record *pools_out;	     /* pool_records by cgroup, for iv->pools */
 	char (*pool_names)[CG_COMM_LEN + 1]; /* by slot */
@@ -95,7 +97,7 @@ struct drain {
  * thread's name can be (CG_COMM_LEN - 1), so that no pool of a pattern has it. ("(other)" was
  * a thread's name away from two pools alike, and two keys alike in one JSON object.)
  */
-#define POOL_OTHER "(the other pools)"
+static const char POOL_OTHER[] = "(the other pools)";
 
 struct drain *drain__new(uint32_t max_slots, const struct drain_column *cols, int nr_cols,
 			 drain_label_fn label, void *label_ctx)
@@ -142,11 +144,15 @@ int drain__set_pools(struct drain *d, bool exact)
 	d->pool_records = calloc(d->max_slots, sizeof(*d->pool_records));
 	d->pools_out = calloc(d->max_slots, sizeof(*d->pools_out));
 	d->pool_owner = calloc(d->max_slots, sizeof(*d->pool_owner));
+	d->pool_slot = calloc(d->max_slots, sizeof(*d->pool_slot));
+	d->record_moved = calloc(d->max_slots + 1, sizeof(*d->record_moved));
+	d->record_new = calloc(d->max_slots + 1, sizeof(*d->record_new));
 	d->pool_names = calloc(d->max_slots, sizeof(*d->pool_names));
 	d->slot_record = calloc(d->max_slots, sizeof(*d->slot_record));
 	d->record_threads = calloc((size_t)d->max_slots + 1, sizeof(*d->record_threads));
-	if (!d->pool_records || !d->pools_out || !d->pool_owner || !d->pool_names ||
-	    !d->slot_record || !d->record_threads)
+	if (!d->pool_records || !d->pools_out || !d->pool_owner || !d->pool_slot ||
+	    !d->record_moved || !d->record_new || !d->pool_names || !d->slot_record ||
+	    !d->record_threads)
 		return -ENOMEM;
 	d->pools = true;
 	return 0;
@@ -359,12 +365,16 @@ static void record_add(struct cg_record *t, const struct cg_record *r, int nr_co
  * keeps its cgid (the live one, where there is one). Removed cgroups are few an interval, so
  * only their labels are looked for. The new count of records.
  */
-static int records_merge_gone(struct drain *d, int n, uint32_t nr_gone)
+static int records_merge_gone(struct drain *d, int n, uint32_t nr_gone, struct cg_interval *iv)
 {
+	/* with pools, the interval's threads name their record by index: where each went */
+	int *moved = d->pools ? d->record_moved : NULL;
 	struct cg_record *g, *r;
 	uint32_t k;
 	int i, kept = 0;
 
+	for (i = 0; moved && i < n; i++)
+		moved[i] = i;
 	for (k = 0; k < nr_gone; k++) {
 		g = &d->records[d->gone[k]];
 		for (i = 0; i < n; i++) {
@@ -373,6 +383,8 @@ static int records_merge_gone(struct drain *d, int n, uint32_t nr_gone)
 				continue;
 			record_add(r, g, d->nr_cols);
 			g->name = NULL;
+			if (moved)
+				moved[d->gone[k]] = i;
 			break;
 		}
 	}
@@ -383,8 +395,12 @@ static int records_merge_gone(struct drain *d, int n, uint32_t nr_gone)
 			d->records[kept] = d->records[i];
 			d->record_slot[kept] = d->record_slot[i];
 		}
+		if (moved)
+			d->record_new[i] = kept;
 		kept++;
 	}
+	for (i = 0; moved && i < iv->nr_all_threads; i++)
+		d->all_threads[i].record = d->record_new[moved[d->all_threads[i].record]];
 	return kept;
 }
 
@@ -428,34 +444,94 @@ static int records_add_groups(struct drain *d, int n)
 	return n;
 }
 
-/*
- * With pools: each cgroup's record becomes the sum of its pools, listed by cgroup in iv->pools.
- * Its own slot counted the threads of pools past its last (POOL_OTHER); every pool is added in,
- * the ones not shown too, so that the sum is exact whatever is shown.
- */
-static void records_from_pools(struct drain *d, int n, int nr_pool_records, struct cg_interval *iv)
+/* slot_record for the records [0, n): each one's index by its slot, -1 for other slots. */
+static void records_index(struct drain *d, int n, uint32_t nr_slots)
 {
-	struct cg_record *c;
-	int i, k, out = 0;
+	uint32_t s;
+	int r;
 
-	for (i = 0; i < n; i++) {
-		c = &d->records[i];
-		c->first_pool = out;
-		if (!record_empty(c)) {
-			d->pools_out[out] = *c;
-			d->pools_out[out++].pool = POOL_OTHER;
+	for (s = 0; s < nr_slots; s++)
+		d->slot_record[s] = -1;
+	for (r = 0; r < n; r++)
+		d->slot_record[d->record_slot[r]] = r;
+}
+
+/*
+ * With pools: each cgroup's record becomes the sum of its pools (its own slot counted the
+ * threads of pools past its last, POOL_OTHER); every pool is added in, the ones not shown too,
+ * so that the sum is exact whatever is shown. Then, active_only, the records that did nothing
+ * with their pools in go: a cgroup whose threads all count in pools has an empty slot of its
+ * own. The new count of records.
+ */
+static int records_sum_pools(struct drain *d, int n, int np, uint32_t nr_slots, bool active_only)
+{
+	int k, r, kept = 0;
+
+	records_index(d, n, nr_slots);
+	for (r = 0; r < n; r++)
+		record_preempters(d, &d->records[r], &d->top[d->record_slot[r]]);
+	for (k = 0; k < np; k++) {
+		r = d->pool_owner[k] < nr_slots ? d->slot_record[d->pool_owner[k]] : -1;
+		if (r < 0)
+			continue;
+		record_preempters(d, &d->pool_records[k], &d->top[d->pool_slot[k]]);
+		if (d->pool_records[k].pool != POOL_OTHER)
+			record_add(&d->records[r], &d->pool_records[k], d->nr_cols);
+	}
+	for (r = 0; r < n; r++) {
+		if (active_only && !record_active(&d->records[r]))
+			continue;
+		if (kept != r) {
+			d->records[kept] = d->records[r];
+			d->record_slot[kept] = d->record_slot[r];
 		}
-		for (k = 0; k < nr_pool_records; k++) {
-			if (d->pool_owner[k] != d->record_slot[i])
+		kept++;
+	}
+	records_index(d, kept, nr_slots);
+	return kept;
+}
+
+/* The record of pool record k's cgroup, or -1 (a cgroup without one: idle, not listed). */
+static int pool_record_of(const struct drain *d, int k, uint32_t nr_slots)
+{
+	return d->pool_owner[k] < nr_slots ? d->slot_record[d->pool_owner[k]] : -1;
+}
+
+/*
+ * With pools: the pools of the records [0, n), listed by cgroup in iv->pools (the part its own
+ * slot counted, POOL_OTHER, first), labelled as their cgroup: in passes (how many each record
+ * has, then each to its place), not a pass over the pools for each record (1,000 cgroups with
+ * 5 pools each in the all-cgroups mode).
+ */
+static void records_list_pools(struct drain *d, int n, int np, uint32_t nr_slots,
+			       struct cg_interval *iv)
+{
+	size_t *at = d->record_threads;
+	struct cg_record *p;
+	int k, r, own;
+
+	memset(at, 0, ((size_t)n + 1) * sizeof(*at));
+	for (k = 0; k < np; k++)
+		if ((r = pool_record_of(d, k, nr_slots)) >= 0 && !record_empty(&d->pool_records[k]))
+			at[r + 1]++;
+	for (r = 0; r < n; r++) {
+		at[r + 1] += at[r];
+		d->records[r].first_pool = (int)at[r];
+		d->records[r].nr_pools = (int)(at[r + 1] - at[r]);
+	}
+	for (own = 1; own >= 0; own--) {
+		for (k = 0; k < np; k++) {
+			p = &d->pool_records[k];
+			r = pool_record_of(d, k, nr_slots);
+			if (r < 0 || (p->pool == POOL_OTHER) != own || record_empty(p))
 				continue;
-			record_add(c, &d->pool_records[k], d->nr_cols);
-			if (!record_empty(&d->pool_records[k]))
-				d->pools_out[out++] = d->pool_records[k];
+			p->name = d->records[r].name;
+			p->container = d->records[r].container;
+			d->pools_out[at[r]++] = *p;
 		}
-		c->nr_pools = out - c->first_pool;
 	}
 	iv->pools = d->pools_out;
-	iv->nr_pools = out;
+	iv->nr_pools = (int)at[n];
 }
 
 int drain__threads(struct drain *d, const struct cg_thread_rec *recs, size_t nr, uint32_t top)
@@ -621,10 +697,7 @@ static int records_threads(struct drain *d, const struct cg_slot_snap *snap, uin
 	int r, record;
 	void *grown;
 
-	for (s = 0; s < nr_slots; s++)
-		d->slot_record[s] = -1;
-	for (r = 0; r < n; r++)
-		d->slot_record[d->record_slot[r]] = r;
+	records_index(d, n, nr_slots);
 	/* by record without a sort: how many each has, then each thread to its record's place */
 	memset(at, 0, ((size_t)n + 1) * sizeof(*at));
 	for (i = 0; i < d->nr_thread_recs; i++)
@@ -684,13 +757,23 @@ static int records_threads(struct drain *d, const struct cg_slot_snap *snap, uin
 	return 0;
 }
 
+/* Record r of slot's cgroup labelled and named by its runtime. 0 or -errno. */
+static int record_label(struct drain *d, struct cg_record *r, uint32_t slot, uint64_t cgid)
+{
+	r->name = d->label(d->label_ctx, slot, cgid);
+	if (!r->name)
+		return -errno;
+	r->container = d->container ? d->container(d->container_ctx, slot, cgid) : NULL;
+	return 0;
+}
+
 int drain__interval(struct drain *d, const struct cg_slot_snap *snap, uint32_t nr_slots,
 		    bool active_only, struct cg_interval *iv)
 {
 	static const struct cg_slot_snap zero;
 	struct cg_record *r;
 	uint32_t slot, nr_gone = 0;
-	int n = 0, np = 0;
+	int i, n = 0, np = 0, err;
 
 	if (nr_slots > d->max_slots)
 		nr_slots = d->max_slots;
@@ -709,41 +792,47 @@ int drain__interval(struct drain *d, const struct cg_slot_snap *snap, uint32_t n
 		r->pool = NULL;
 		r->thread = NULL;
 		r->first_pool = r->nr_pools = r->first_thread = r->nr_threads = 0;
+		r->pools_full = cur->pools_full;
 		record_fill(d, r, cur, prev);
 		d->prev[slot] = *cur;
 		if (r != &d->records[n]) {
 			memcpy(d->pool_names[slot], cur->pool, CG_COMM_LEN);
 			r->pool = d->pool_names[slot];
+			d->pool_slot[np] = slot;
 			d->pool_owner[np++] = cur->pool_of - 1;
-			r->name = d->label(d->label_ctx, cur->pool_of - 1, cur->cgid);
-			if (!r->name)
-				return -errno;
-			r->container = d->container ? d->container(d->container_ctx,
-								   cur->pool_of - 1, cur->cgid)
-						    : NULL;
-			record_preempters(d, r, &d->top[slot]);
 			continue;
 		}
-		if (active_only && !record_active(r))
+		/* with pools, whether it did anything is known once its pools are in */
+		if (active_only && !d->pools && !record_active(r))
 			continue;
-		d->record_slot[n] = slot;
-		r->name = d->label(d->label_ctx, slot, cur->cgid);
-		if (!r->name)
-			return -errno;
-		r->container =
-			d->container ? d->container(d->container_ctx, slot, cur->cgid) : NULL;
-		record_preempters(d, r, &d->top[slot]);
-		if (cur->dead)
-			d->gone[nr_gone++] = n;
-		n++;
+		if (d->pools) {
+			/* what its own slot counted: its pool "(the other pools)" */
+			d->pool_records[np] = *r;
+			d->pool_records[np].pool = POOL_OTHER;
+			d->pool_slot[np] = slot;
+			d->pool_owner[np++] = slot;
+		}
+		d->record_slot[n++] = slot;
+	}
+	if (d->pools)
+		n = records_sum_pools(d, n, np, nr_slots, active_only);
+	for (i = 0; i < n; i++) {
+		slot = d->record_slot[i];
+		err = record_label(d, &d->records[i], slot, snap[slot].cgid);
+		if (err)
+			return err;
+		if (!d->pools) /* with pools, listed as its pools were added */
+			record_preempters(d, &d->records[i], &d->top[slot]);
+		if (snap[slot].dead)
+			d->gone[nr_gone++] = i;
 	}
 	if (d->pools) {
-		records_from_pools(d, n, np, iv);
+		records_list_pools(d, n, np, nr_slots, iv);
 		if (records_threads(d, snap, nr_slots, n, iv))
 			return -ENOMEM;
 	}
 	iv->records = d->records;
-	iv->nr_records = nr_gone ? records_merge_gone(d, n, nr_gone) : n;
+	iv->nr_records = nr_gone ? records_merge_gone(d, n, nr_gone, iv) : n;
 	return 0;
 }
 
@@ -888,6 +977,9 @@ void drain__free(struct drain *d)
 	free(d->pool_records);
 	free(d->pools_out);
 	free(d->pool_owner);
+	free(d->pool_slot);
+	free(d->record_moved);
+	free(d->record_new);
 	free(d->pool_names);
 	free(d->slot_record);
 	free(d->record_threads);

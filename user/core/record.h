@@ -187,6 +187,8 @@ struct cg_record {
 	 */
 	struct cg_record_thread hungriest;
 	uint64_t runner_up_wanted_ns; /* and the next thread's on-CPU + run-queue time */
+	/* with pools: a thread of a new pool found no pool slot left, and counts in its own */
+	bool pools_full;
 };
 
 /* One pair of the BPF side's slot_preempters: a slot, a preempting cgroup, switches so far. */

@@ -22,6 +22,7 @@ struct collector {
 	struct cg_slot_snap *snap; /* slot_snap, mapped read-only */
 	size_t snap_len;
 	uint32_t max_slots;
+	uint32_t max_pool_slots; /* of max_slots, what pools may hold */
 	int nr_cpus;
 	void *zero_live; /* one slot's worth of zeroes for every possible CPU */
 	struct cg_slot_preempters *preempters; /* slot_preempters, mapped read-write */
@@ -273,8 +274,15 @@ struct collector *collector__open(const struct collector_opts *opts)
 	if (!c)
 		return NULL;
 	c->max_slots = opts->all_cgroups ? opts->max_slots : (uint32_t)opts->nr_watched;
-	if (!opts->all_cgroups && opts->pools)
-		c->max_slots += (uint32_t)opts->nr_watched * CG_POOLS_PER_WATCHED;
+	/*
+	 * Pools: CG_POOLS_PER_WATCHED a watched cgroup; in the all-cgroups mode as many pool
+	 * slots as cgroup slots, shared by all (docs/metrics.md, "Thread pools": the memory)
+	 */
+	if (opts->pools)
+		c->max_pool_slots = opts->all_cgroups
+					    ? opts->max_slots
+					    : (uint32_t)opts->nr_watched * CG_POOLS_PER_WATCHED;
+	c->max_slots += c->max_pool_slots;
 	c->nr_cpus = opts->nr_cpus;
 	c->zero_live = calloc(c->nr_cpus, sizeof(struct cg_slot_live));
 	if (!c->zero_live) {
@@ -292,7 +300,8 @@ struct collector *collector__open(const struct collector_opts *opts)
 	c->skel->rodata->max_slots = c->max_slots;
 	c->skel->rodata->nr_perf_events = opts->nr_perf_events;
 	c->skel->rodata->nr_cpus = opts->nr_cpus;
-	c->skel->rodata->pools = opts->pools && !opts->all_cgroups;
+	c->skel->rodata->pools = opts->pools;
+	c->skel->rodata->max_pool_slots = c->max_pool_slots;
 	c->skel->rodata->pool_exact = opts->pool_exact;
 	bpf_program__set_autoload(c->skel->progs.cg_task_rename, c->skel->rodata->pools);
 	bpf_program__set_autoload(c->skel->progs.cg_thread_freed, c->skel->rodata->pools);
@@ -424,14 +433,12 @@ uint32_t collector__max_slots(const struct collector *c)
 	return c->max_slots;
 }
 
-int collector__free_slot(struct collector *c, uint32_t slot, uint64_t cgid)
+/* Slot slot's counts zeroed, its info cleared, and the slot on the free list. */
+static int slot_release(struct collector *c, uint32_t slot)
 {
 	struct cg_slot_info info = {};
 	int err;
 
-	err = bpf_map__delete_elem(c->skel->maps.cgroup_slots, &cgid, sizeof(cgid), 0);
-	if (err && err != -ENOENT)
-		return err;
 	err = bpf_map__update_elem(c->skel->maps.slot_live, &slot, sizeof(slot), c->zero_live,
 				   (size_t)c->nr_cpus * sizeof(struct cg_slot_live), BPF_ANY);
 	if (err)
@@ -444,6 +451,43 @@ int collector__free_slot(struct collector *c, uint32_t slot, uint64_t cgid)
 		memset(&c->preempters[slot], 0, sizeof(c->preempters[slot]));
 	return bpf_map__update_elem(c->skel->maps.free_slots, NULL, 0, &slot, sizeof(slot),
 				    BPF_ANY);
+}
+
+int collector__free_slot(struct collector *c, uint32_t slot, uint64_t cgid)
+{
+	uint32_t zero = 0;
+	int err;
+
+	err = bpf_map__delete_elem(c->skel->maps.cgroup_slots, &cgid, sizeof(cgid), 0);
+	if (err && err != -ENOENT)
+		return err;
+	/* its pools were given back first; the slot's next cgroup starts with none */
+	if (c->max_pool_slots) {
+		err = bpf_map__update_elem(c->skel->maps.pools_taken, &slot, sizeof(slot), &zero,
+					   sizeof(zero), BPF_ANY);
+		if (err)
+			return err;
+	}
+	return slot_release(c, slot);
+}
+
+int collector__free_pool_slot(struct collector *c, uint32_t slot, uint32_t owner,
+			      const char pool[CG_COMM_LEN])
+{
+	struct cg_pool_key key = { .watched_slot = owner };
+	int err;
+
+	memcpy(key.pool, pool, CG_COMM_LEN);
+	/* the name first: no thread finds the slot by it from here on */
+	err = bpf_map__delete_elem(c->skel->maps.pool_slots, &key, sizeof(key), 0);
+	if (err && err != -ENOENT)
+		return err;
+	err = slot_release(c, slot);
+	if (err)
+		return err;
+	/* its cgroup's count of pools is reset as its slot is freed, which comes after */
+	__atomic_fetch_sub(&c->skel->bss->pool_slots_held, 1, __ATOMIC_RELAXED);
+	return 0;
 }
 
 int collector__rewatch(struct collector *c, uint32_t slot, uint64_t old_cgid, uint64_t new_cgid)

@@ -69,6 +69,14 @@ uint32_t collector__max_slots(const struct collector *c);
 int collector__free_slot(struct collector *c, uint32_t slot, uint64_t cgid);
 
 /*
+ * The all-cgroups mode with pools: give back pool slot slot of the removed cgroup whose slot is
+ * owner, named pool (its snapshot's), once no task counts in it; free the owner after its pools
+ * (collector__free_slot() resets its count of pools). 0 or -errno.
+ */
+int collector__free_pool_slot(struct collector *c, uint32_t slot, uint32_t owner,
+			      const char pool[CG_COMM_LEN]);
+
+/*
  * A watched slot counts cgroup new_cgid from now on instead of old_cgid (the watched path was
  * made again, or the watched pid moved): its figures go on under the same label. 0, -EEXIST
  * when another watched slot has new_cgid, or -errno.

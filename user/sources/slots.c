@@ -24,6 +24,8 @@ struct slots {
 	struct container_names *containers;
 	/* watched: what each one's cgroup is, made as it is drained */
 	struct cg_container *watched_containers;
+	/* all cgroups: free_dead_slots()'s note of the cgroup slots with pools left, by slot */
+	bool *pools_left;
 	bool verbose;
 };
 
@@ -43,7 +45,10 @@ struct slots *slots__new(struct collector *c, struct watch_list *watched,
 	s->verbose = verbose;
 	if (!watched->nr) {
 		s->names = cgroup_names__new(mnt);
-		if (!s->names) {
+		s->pools_left = calloc(collector__max_slots(c), sizeof(*s->pools_left));
+		if (!s->names || !s->pools_left) {
+			cgroup_names__free(s->names);
+			free(s->pools_left);
 			free(s);
 			return NULL;
 		}
@@ -172,19 +177,48 @@ const struct cg_container *slots__container(void *ctx, uint32_t slot, uint64_t c
 }
 
 /*
+ * Whether pool slot slot (snap[slot].pool_of set) is of a cgroup that is gone: its cgroup's
+ * slot says the cgroup was removed, or holds another cgroup (freed and taken again).
+ */
+static bool pool_gone(const struct cg_slot_snap *snap, uint32_t nr_slots, uint32_t slot)
+{
+	uint32_t owner = snap[slot].pool_of - 1;
+
+	return owner >= nr_slots || snap[owner].cgid != snap[slot].cgid || snap[owner].dead;
+}
+
+/*
  * The all-cgroups mode: a removed cgroup whose last task has gone has had its last record
  * (this interval's); its slot is given back and the summary keeps it compact from now on, so
- * that churn costs no memory that lasts.
+ * that churn costs no memory that lasts. With pools, each of its pools' slots once no task
+ * counts in it, and its own slot once its pools are all given back: a pool slot names its
+ * cgroup's slot, which must not be another cgroup's meanwhile.
  */
 static void free_dead_slots(struct slots *s, const struct cg_slot_snap *snap, uint32_t nr_slots,
 			    slots_retire_fn retire, void *ctx)
 {
 	const char *name;
-	uint32_t slot, freed = 0;
+	uint32_t slot, freed = 0, owner;
+	bool pools = false;
 	int err;
 
 	for (slot = 0; slot < nr_slots; slot++) {
-		if (!snap[slot].cgid || !snap[slot].dead || snap[slot].tasks > 0)
+		if (!snap[slot].cgid || !snap[slot].pool_of)
+			continue;
+		owner = snap[slot].pool_of - 1;
+		if (!pool_gone(snap, nr_slots, slot) || snap[slot].tasks > 0) {
+			if (owner < nr_slots)
+				s->pools_left[owner] = true;
+			continue;
+		}
+		err = collector__free_pool_slot(s->collector, slot, owner, snap[slot].pool);
+		if (err && s->verbose)
+			fprintf(stderr, "cgstat: cannot free slot %u: %s\n", slot, strerror(-err));
+		pools = true;
+	}
+	for (slot = 0; slot < nr_slots; slot++) {
+		if (!snap[slot].cgid || snap[slot].pool_of || !snap[slot].dead ||
+		    snap[slot].tasks > 0 || s->pools_left[slot])
 			continue;
 		freed++;
 		err = collector__free_slot(s->collector, slot, snap[slot].cgid);
@@ -196,12 +230,13 @@ static void free_dead_slots(struct slots *s, const struct cg_slot_snap *snap, ui
 			retire(ctx, name, snap[slot].cgid);
 		cgroup_names__forget(s->names, snap[slot].cgid);
 	}
+	memset(s->pools_left, 0, nr_slots * sizeof(*s->pools_left));
 	/*
 	 * Under churn every new cgroup's record and histogram is allocated and freed around the
 	 * small entries the summary keeps, and glibc holds the freed pages between them, so RSS
 	 * grows while the heap in use does not (docs/reliability.md, "Soak"). Hand them back.
 	 */
-	if (freed)
+	if (freed || pools)
 		malloc_trim(0);
 }
 
@@ -335,6 +370,7 @@ void slots__free(struct slots *s)
 		return;
 	cgroup_names__free(s->names);
 	cgroup_names__free(s->other_names);
+	free(s->pools_left);
 	free(s->slot_ids);
 	free(s->watched_containers);
 	free(s);

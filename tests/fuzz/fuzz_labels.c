@@ -506,6 +506,11 @@ static void check_threads(const char *label)
 	cg_pool_name(rec.comm, pool, 0);
 	rec.time_ns[CG_ONCPU] = 990000000;
 	memcpy(thread_row.busiest.comm, rec.comm, CG_COMM_LEN);
+	/* the container's hungriest thread, as the drain finds it: the stage's rule needs it */
+	record.time_ns[CG_ONCPU] = rec.time_ns[CG_ONCPU];
+	record.hungriest.tid = rec.tid;
+	record.hungriest.on_cpu_ns = rec.time_ns[CG_ONCPU];
+	memcpy(record.hungriest.comm, rec.comm, CG_COMM_LEN);
 	text = render_stream(&iv, CG_FORMAT_JSON, &len);
 	CHECK(len > 0 && strchr(text, '\n') == text + len - 1 && utf8_valid(text, len));
 	root = cJSON_Parse(text);

@@ -48,6 +48,17 @@
  *                                                 ...) and sleep a second at a time, their
  *                                                 wakeups spread over the second; prints
  *                                                 "ready" once all are named; no report
+ *   workload [--cgroup DIR] pipeline SECONDS PRODUCERS WRITERS [CGROUP2]
+ *                                                 PRODUCERS threads (prod-1, ...) hand items
+ *                                                 over a queue of 16 to one thread (stage)
+ *                                                 that spins 50 us on each and hands it over
+ *                                                 a second queue to WRITERS threads (wr-1,
+ *                                                 ...); a thread (tick) sleeps 10 ms at a
+ *                                                 time; with CGROUP2 the stage, the writers
+ *                                                 and tick run in a child there. Futexes in
+ *                                                 shared memory: prints the wakeups each
+ *                                                 role's threads made of each other's
+ *                                                 (FUTEX_WAKE's counts), the ticks, the items
  *   workload [--cgroup DIR] pools SECONDS      12 named threads for SECONDS: serial-ml-7
  *                                                 spins; io-3-1 to io-3-3 spin 0.5 ms and
  *                                                 sleep 4.5 ms; idle-10 to idle-17 sleep 20 ms
@@ -69,6 +80,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/futex.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
@@ -944,7 +956,214 @@ static void sleepers(double secs, long n, long pools)
 		pthread_join(t[i], NULL);
 }
 
+/*
+ * pipeline: producers hand items over a bounded queue to one stage thread that does fixed work
+ * per item and hands each over a second queue to writers; a timer thread beside. Each queue is
+ * two counting semaphores (its items, its free places) on futexes, in memory shared with a
+ * child when the stage's side runs in another cgroup: a thread that wakes others counts what
+ * futex(FUTEX_WAKE) says it woke, by its role and the woken one's, so that the workload knows
+ * every wakeup it made, each one a sched_waking of the woken thread.
+ */
+enum pl_role {
+	PL_PROD,
+	PL_STAGE,
+	PL_WRITER,
+	PL_NR_ROLES
+};
+
+struct pl_sem {
+	uint32_t value;	  /* the futex word: what may be taken */
+	uint32_t waiters; /* threads asleep on it, or about to be */
+};
+
+#define PL_QUEUE	 16
+#define PL_STAGE_WORK_NS 50000 /* the stage's fixed work per item */
+
+static struct pl_shared {
+	struct pl_sem items[2], room[2]; /* queue 0: producers to the stage; 1: stage to writers */
+	/* [waker][wakee]; waker PL_NR_ROLES: the main thread, as it stops the run */
+	uint64_t woke[PL_NR_ROLES + 1][PL_NR_ROLES];
+	uint64_t ticks; /* the timer thread's sleeps that ended */
+	uint64_t items_done;
+	int stop;
+} * pl;
+
+static long futex(uint32_t *word, int op, uint32_t val)
+{
+	return syscall(SYS_futex, word, op, val, NULL, NULL, 0);
+}
+
+/* Take one of s, asleep while there is none. */
+static void pl_take(struct pl_sem *s)
+{
+	uint32_t v;
+
+	for (;;) {
+		v = __atomic_load_n(&s->value, __ATOMIC_ACQUIRE);
+		if (v && __atomic_compare_exchange_n(&s->value, &v, v - 1, 0, __ATOMIC_ACQ_REL,
+						     __ATOMIC_ACQUIRE))
+			return;
+		if (v)
+			continue;
+		/* the run's end: whoever waits leaves (pl_stop()) */
+		if (__atomic_load_n(&pl->stop, __ATOMIC_SEQ_CST))
+			return;
+		__atomic_fetch_add(&s->waiters, 1, __ATOMIC_SEQ_CST);
+		if (__atomic_load_n(&s->value, __ATOMIC_SEQ_CST) == 0)
+			futex(&s->value, FUTEX_WAIT, 0);
+		__atomic_fetch_sub(&s->waiters, 1, __ATOMIC_SEQ_CST);
+	}
+}
+
+/* Give one to s, waking a sleeper: counted as role waking wakee. */
+static void pl_give(struct pl_sem *s, enum pl_role role, enum pl_role wakee)
+{
+	long woken;
+
+	__atomic_fetch_add(&s->value, 1, __ATOMIC_SEQ_CST);
+	if (!__atomic_load_n(&s->waiters, __ATOMIC_SEQ_CST))
+		return;
+	woken = futex(&s->value, FUTEX_WAKE, 1);
+	if (woken > 0)
+		__atomic_fetch_add(&pl->woke[role][wakee], (uint64_t)woken, __ATOMIC_RELAXED);
+}
+
+static void *pl_producer(void *arg)
+{
+	char name[16];
+
+	snprintf(name, sizeof(name), "prod-%ld", (long)(uintptr_t)arg);
+	pthread_setname_np(pthread_self(), name);
+	while (!__atomic_load_n(&pl->stop, __ATOMIC_RELAXED)) {
+		pl_take(&pl->room[0]);
+		pl_give(&pl->items[0], PL_PROD, PL_STAGE);
+	}
+	return arg;
+}
+
+static void *pl_stage(void *arg)
+{
+	pthread_setname_np(pthread_self(), "stage");
+	while (!__atomic_load_n(&pl->stop, __ATOMIC_RELAXED)) {
+		pl_take(&pl->items[0]);
+		pl_give(&pl->room[0], PL_STAGE, PL_PROD);
+		spin_ns(PL_STAGE_WORK_NS);
+		pl_take(&pl->room[1]);
+		pl_give(&pl->items[1], PL_STAGE, PL_WRITER);
+	}
+	return arg;
+}
+
+static void *pl_writer(void *arg)
+{
+	char name[16];
+
+	snprintf(name, sizeof(name), "wr-%ld", (long)(uintptr_t)arg);
+	pthread_setname_np(pthread_self(), name);
+	while (!__atomic_load_n(&pl->stop, __ATOMIC_RELAXED)) {
+		pl_take(&pl->items[1]);
+		pl_give(&pl->room[1], PL_WRITER, PL_STAGE);
+		__atomic_fetch_add(&pl->items_done, 1, __ATOMIC_RELAXED);
+	}
+	return arg;
+}
+
+/* Sleeps 10 ms at a time: each sleep ends at its timer's expiry, the timer waking it. */
+static void *pl_ticker(void *arg)
+{
+	struct timespec nap = { 0, 10000000 };
+
+	pthread_setname_np(pthread_self(), "tick");
+	while (!__atomic_load_n(&pl->stop, __ATOMIC_RELAXED)) {
+		clock_nanosleep(CLOCK_MONOTONIC, 0, &nap, NULL);
+		__atomic_fetch_add(&pl->ticks, 1, __ATOMIC_RELAXED);
+	}
+	return arg;
+}
+
+/*
+ * The run's end: stop, then one give of each of the four so that whoever sleeps in the
+ * pipeline wakes, sees it and leaves (those wakeups are counted too, by the one that gave).
+ */
+static void pl_stop(enum pl_role role)
+{
+	__atomic_store_n(&pl->stop, 1, __ATOMIC_SEQ_CST);
+	pl_give(&pl->items[0], role, PL_STAGE);
+	pl_give(&pl->room[0], role, PL_PROD);
+	pl_give(&pl->items[1], role, PL_WRITER);
+	pl_give(&pl->room[1], role, PL_STAGE);
+}
+
+static void pl_stage_side(pthread_t *t, long writers)
+{
+	long i;
+
+	pthread_create(&t[0], NULL, pl_stage, NULL);
+	for (i = 0; i < writers; i++)
+		pthread_create(&t[1 + i], NULL, pl_writer, (void *)(uintptr_t)(i + 1));
+	pthread_create(&t[1 + writers], NULL, pl_ticker, NULL);
+}
+
 static void enter_cgroup(const char *dir);
+
+static void pipeline(double secs, long producers, long writers, const char *stage_cgroup)
+{
+	pthread_t *prod = calloc(producers, sizeof(*prod)),
+		  *side = calloc(writers + 2, sizeof(*side));
+	uint64_t end = now_ns() + (uint64_t)(secs * 1e9);
+	struct timespec nap = { 0, 10000000 };
+	pid_t child = 0;
+	long i;
+
+	pl = mmap(NULL, sizeof(*pl), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (!prod || !side || pl == MAP_FAILED)
+		die("pipeline setup");
+	pl->room[0].value = pl->room[1].value = PL_QUEUE;
+	/* the stage's side: here, or in a child in stage_cgroup */
+	if (stage_cgroup) {
+		child = fork();
+		if (child < 0)
+			die("fork");
+		if (!child) {
+			enter_cgroup(stage_cgroup);
+			pl_stage_side(side, writers);
+			for (i = 0; i < writers + 2; i++)
+				pthread_join(side[i], NULL);
+			_exit(0);
+		}
+	} else {
+		pl_stage_side(side, writers);
+	}
+	for (i = 0; i < producers; i++)
+		pthread_create(&prod[i], NULL, pl_producer, (void *)(uintptr_t)(i + 1));
+	while (now_ns() < end)
+		nanosleep(&nap, NULL);
+	/* the last ones asleep: wake them until every thread has left */
+	for (i = 0; i < producers; i++)
+		while (pthread_tryjoin_np(prod[i], NULL)) {
+			pl_stop(PL_NR_ROLES);
+			nanosleep(&nap, NULL);
+		}
+	if (child) {
+		while (waitpid(child, NULL, WNOHANG) == 0) {
+			pl_stop(PL_NR_ROLES);
+			nanosleep(&nap, NULL);
+		}
+	} else {
+		for (i = 0; i < writers + 2; i++)
+			while (pthread_tryjoin_np(side[i], NULL)) {
+				pl_stop(PL_NR_ROLES);
+				nanosleep(&nap, NULL);
+			}
+	}
+	printf("{\"pid\":%d,\"items\":%lu,\"ticks\":%lu,\"woke\":{"
+	       "\"prod-N>stage\":%lu,\"stage>prod-N\":%lu,\"stage>wr-N\":%lu,"
+	       "\"wr-N>stage\":%lu}}\n",
+	       getpid(), pl->items_done, pl->ticks, pl->woke[PL_PROD][PL_STAGE],
+	       pl->woke[PL_STAGE][PL_PROD], pl->woke[PL_STAGE][PL_WRITER],
+	       pl->woke[PL_WRITER][PL_STAGE]);
+	fflush(stdout);
+}
 
 /*
  * Cross-cgroup ping-pong. The sides touch one and two fresh pages per round, so that a count
@@ -1107,6 +1326,9 @@ int main(int argc, char **argv)
 		run_threads(1, churner, NULL);
 	} else if (!strcmp(argv[i], "longrun") && argc - i == 3) {
 		longrun(atof(argv[i + 1]), atol(argv[i + 2]));
+	} else if (!strcmp(argv[i], "pipeline") && (argc - i == 4 || argc - i == 5)) {
+		pipeline(atof(argv[i + 1]), atol(argv[i + 2]), atol(argv[i + 3]),
+			 argc - i == 5 ? argv[i + 4] : NULL);
 	} else if (!strcmp(argv[i], "sleepers") && argc - i == 4) {
 		sleepers(atof(argv[i + 1]), atol(argv[i + 2]), atol(argv[i + 3]));
 	} else if (!strcmp(argv[i], "pools") && argc - i == 2) {

@@ -21,6 +21,7 @@
 #include "switch.bpf.h"
 #include "repair.bpf.h"
 #include "snapshot.bpf.h"
+#include "wakes.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -317,6 +318,74 @@ int BPF_PROG(cg_thread_freed, struct task_struct *t)
 	thread_entry_figures(e, t);
 	e->state = CG_NR_STATES;
 	__sync_lock_test_and_set(&e->exited, 1);
+	return 0;
+}
+
+/*
+ * The wake graph (wakes.bpf.h): a thread being woken, where its waker is current (a wakeup
+ * queued to another CPU reaches sched_wakeup there, in an interrupt); and the timers' callbacks,
+ * whose wakeups have the timer for source. Loaded with --threads only.
+ */
+SEC("tp_btf/sched_waking")
+int BPF_PROG(cg_sched_waking, struct task_struct *p)
+{
+	wake_count(p);
+	return 0;
+}
+
+SEC("tp_btf/hrtimer_expire_entry")
+int BPF_PROG(cg_hrtimer_entry)
+{
+	irq_depth_move(CG_DEPTH_TIMER, true);
+	return 0;
+}
+
+SEC("tp_btf/hrtimer_expire_exit")
+int BPF_PROG(cg_hrtimer_exit)
+{
+	irq_depth_move(CG_DEPTH_TIMER, false);
+	return 0;
+}
+
+SEC("tp_btf/timer_expire_entry")
+int BPF_PROG(cg_timer_entry)
+{
+	irq_depth_move(CG_DEPTH_TIMER, true);
+	return 0;
+}
+
+SEC("tp_btf/timer_expire_exit")
+int BPF_PROG(cg_timer_exit)
+{
+	irq_depth_move(CG_DEPTH_TIMER, false);
+	return 0;
+}
+
+SEC("tp_btf/irq_handler_entry")
+int BPF_PROG(cg_irq_entry)
+{
+	irq_depth_move(CG_DEPTH_INTERRUPT, true);
+	return 0;
+}
+
+SEC("tp_btf/irq_handler_exit")
+int BPF_PROG(cg_irq_exit)
+{
+	irq_depth_move(CG_DEPTH_INTERRUPT, false);
+	return 0;
+}
+
+SEC("tp_btf/softirq_entry")
+int BPF_PROG(cg_softirq_entry)
+{
+	irq_depth_move(CG_DEPTH_INTERRUPT, true);
+	return 0;
+}
+
+SEC("tp_btf/softirq_exit")
+int BPF_PROG(cg_softirq_exit)
+{
+	irq_depth_move(CG_DEPTH_INTERRUPT, false);
 	return 0;
 }
 

@@ -220,6 +220,30 @@ struct cg_pool_key {
 };
 
 /*
+ * With --threads, the wake graph: each pair (the woken thread's slot, the waker's slot) an
+ * edge, its wakeups counted per CPU at sched_waking, where the waker is current. A waker slot
+ * from CG_WAKER_UNWATCHED up is a source, not a slot: a timer's expiry (hrtimer or the timer
+ * wheel), another interrupt or softirq, or a task counted in no slot (out of every watched
+ * subtree). An edge's pair is written once, before set: user space reads the edges [0,
+ * wake_edges_taken) whose set is, and sums each one's counts over CPUs.
+ */
+#define CG_WAKE_EDGES	   16384
+#define CG_WAKER_TIMER	   0xffffffffu
+#define CG_WAKER_INTERRUPT 0xfffffffeu
+#define CG_WAKER_UNWATCHED 0xfffffffdu
+
+struct cg_wake_pair {
+	__u32 wakee_slot;
+	__u32 waker_slot;
+};
+
+struct cg_wake_edge {
+	struct cg_wake_pair pair;
+	__u32 set;
+	__u32 pad;
+};
+
+/*
  * One slot summed over CPUs at a snapshot, with the in-flight time folded in. Counts are
  * cumulative since the slot was taken; user space subtracts the previous snapshot. runq_max_ns,
  * runq_min_inv and the busiest thread alone are per snapshot.

@@ -169,6 +169,50 @@ struct {
 	__type(value, struct slot_set);
 } charge_slots SEC(".maps");
 
+/*
+ * The wake graph's edges (bpf/cgstat.h), with --threads: each pair's index, the pairs, their
+ * counts (the loader sizes them to CG_WAKE_EDGES with --threads, and maps the pairs)
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1);
+	__type(key, struct cg_wake_pair);
+	__type(value, __u32);
+} wake_edge_index SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct cg_wake_edge);
+} wake_edges SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} wake_counts SEC(".maps");
+
+/* Edges taken so far; wakeups of pairs that found the table full */
+__u32 wake_edges_taken;
+__u64 wake_edges_dropped;
+
+/*
+ * Per CPU, with --threads: how deep in timers' callbacks (hrtimer and timer wheel expiries) and
+ * in other interrupt handlers and softirqs it is
+ */
+#define CG_DEPTH_TIMER	   0
+#define CG_DEPTH_INTERRUPT 1
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32[2]);
+} irq_depth SEC(".maps");
+
 /* struct cg_pool_key -> its pool slot, with --threads */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);

@@ -468,6 +468,7 @@ __noinline int task_move_cgroup(struct task_state *ts, __u64 cg, __u64 cgid, __u
 	if (moves)
 		slots_move(&ts->slots, ts_state(ts), CG_NR_STATES, now, atomic);
 	ts->gen = READ_ONCE(watch_gen);
+	ts->wake_cache = 0;
 	slots_resolve(ts, (struct cgroup *)cg, cgid);
 	if (moves)
 		slots_move(&ts->slots, CG_NR_STATES, ts_state(ts), now, atomic);

@@ -92,6 +92,11 @@ struct task_state {
 	char comm[CG_COMM_LEN];
 	/* with pools: when it was last renamed (see cg_task_rename) */
 	__u64 renamed_at;
+	/*
+	 * with pools: its last waker's slot (high half) and their edge's index + 1 (low half),
+	 * one store; 0 whenever its own slots are resolved again (task_move_cgroup())
+	 */
+	__u64 wake_cache;
 	/* with pools: its entry of the thread table (index + 1; 0: none), and the entry's seq */
 	__u32 thread_entry;
 	__u32 thread_seq;

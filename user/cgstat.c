@@ -341,6 +341,23 @@ static int drain_preempters(struct run *r, uint32_t nr_slots)
 	return 0;
 }
 
+/* With --threads, the wake graph's edges of the interval into iv. */
+static int drain_wakes(struct run *r, const struct cg_slot_snap *snap, uint32_t nr_slots,
+		       struct cg_interval *iv)
+{
+	const struct cg_wake_edge *edges;
+	const uint64_t *counts;
+	uint32_t nr;
+	int err;
+
+	err = collector__wake_edges(r->collector, &edges, &counts, &nr);
+	if (!err)
+		err = drain__wakes(r->drain, snap, nr_slots, edges, counts, nr, iv);
+	if (err)
+		fprintf(stderr, "cgstat: wake graph: %s\n", strerror(-err));
+	return err;
+}
+
 /* With --threads, the thread records into the drain, right after the snapshot. */
 static int drain_threads(struct run *r)
 {
@@ -508,8 +525,12 @@ static int interval_collect(struct run *r, uint64_t epoch_ms, uint64_t mono_ns,
 		fprintf(stderr, "cgstat: drain failed: %s\n", strerror(-err));
 		return err;
 	}
-	if (r->opts.threads)
+	if (r->opts.threads) {
 		pools_full_once(r, iv);
+		err = drain_wakes(r, *snap, *nr_slots, iv);
+		if (err)
+			return err;
+	}
 	cgroupfs__sample(r->cgroupfs, iv);
 	err = drain__add_groups(r->drain, iv);
 	if (err)

@@ -75,8 +75,11 @@ struct drain {
 	bool pool_exact; /* --pool-by comm */
 	struct cg_record *pool_records;
 	uint32_t *pool_owner;
-	uint32_t *pool_slot;		     /* and each one's own slot */
-	int *record_moved, *record_new;	     /* records_merge_gone()'s, by record */
+	uint32_t *pool_slot;		/* and each one's own slot */
+	int *record_moved, *record_new; /* records_merge_gone()'s, by record */
+	/* with pools: each wake edge's count at the last drain, and the interval's rows */
+	uint64_t *wake_prev;
+	struct cg_wake_row *wake_rows;
 	uint32_t *record_slot;		     /* the slot of each of records */
 	struct cg_record *pools_out;	     /* pool_records by cgroup, for iv->pools */
 	char (*pool_names)[CG_COMM_LEN + 1]; /* by slot */
@@ -147,12 +150,14 @@ int drain__set_pools(struct drain *d, bool exact)
 	d->pool_slot = calloc(d->max_slots, sizeof(*d->pool_slot));
 	d->record_moved = calloc(d->max_slots + 1, sizeof(*d->record_moved));
 	d->record_new = calloc(d->max_slots + 1, sizeof(*d->record_new));
+	d->wake_prev = calloc(CG_WAKE_EDGES, sizeof(*d->wake_prev));
+	d->wake_rows = calloc(CG_WAKE_EDGES, sizeof(*d->wake_rows));
 	d->pool_names = calloc(d->max_slots, sizeof(*d->pool_names));
 	d->slot_record = calloc(d->max_slots, sizeof(*d->slot_record));
 	d->record_threads = calloc((size_t)d->max_slots + 1, sizeof(*d->record_threads));
 	if (!d->pool_records || !d->pools_out || !d->pool_owner || !d->pool_slot ||
-	    !d->record_moved || !d->record_new || !d->pool_names || !d->slot_record ||
-	    !d->record_threads)
+	    !d->record_moved || !d->record_new || !d->wake_prev || !d->wake_rows ||
+	    !d->pool_names || !d->slot_record || !d->record_threads)
 		return -ENOMEM;
 	d->pools = true;
 	return 0;
@@ -836,6 +841,68 @@ int drain__interval(struct drain *d, const struct cg_slot_snap *snap, uint32_t n
 	return 0;
 }
 
+/*
+ * The container and pool of slot (a wake edge's end) by snap; false for a slot out of it or
+ * free: an edge of a cgroup gone since.
+ */
+static bool wake_end(struct drain *d, const struct cg_slot_snap *snap, uint32_t nr_slots,
+		     uint32_t slot, const char **container, const char **pool)
+{
+	uint32_t owner;
+
+	if (slot >= nr_slots || !snap[slot].cgid)
+		return false;
+	owner = snap[slot].pool_of ? snap[slot].pool_of - 1 : slot;
+	*container = d->label(d->label_ctx, owner, snap[slot].cgid);
+	if (snap[slot].pool_of) {
+		memcpy(d->pool_names[slot], snap[slot].pool, CG_COMM_LEN);
+		*pool = d->pool_names[slot];
+	} else {
+		*pool = POOL_OTHER;
+	}
+	return *container != NULL;
+}
+
+int drain__wakes(struct drain *d, const struct cg_slot_snap *snap, uint32_t nr_slots,
+		 const struct cg_wake_edge *edges, const uint64_t *counts, uint32_t nr,
+		 struct cg_interval *iv)
+{
+	struct cg_wake_row *row;
+	uint64_t moved;
+	uint32_t i, waker;
+
+	iv->nr_wakes = 0;
+	iv->wakes = d->wake_rows;
+	if (nr > CG_WAKE_EDGES)
+		nr = CG_WAKE_EDGES;
+	if (nr_slots > d->max_slots)
+		nr_slots = d->max_slots;
+	for (i = 0; i < nr; i++) {
+		if (!__atomic_load_n(&edges[i].set, __ATOMIC_ACQUIRE) ||
+		    counts[i] <= d->wake_prev[i])
+			continue;
+		moved = counts[i] - d->wake_prev[i];
+		d->wake_prev[i] = counts[i];
+		row = &d->wake_rows[iv->nr_wakes];
+		if (!wake_end(d, snap, nr_slots, edges[i].pair.wakee_slot, &row->container,
+			      &row->pool))
+			continue;
+		waker = edges[i].pair.waker_slot;
+		row->waker_container = "";
+		if (waker == CG_WAKER_TIMER)
+			row->waker_pool = "(timer)";
+		else if (waker == CG_WAKER_INTERRUPT)
+			row->waker_pool = "(interrupt)";
+		else if (waker >= CG_WAKER_UNWATCHED ||
+			 !wake_end(d, snap, nr_slots, waker, &row->waker_container,
+				   &row->waker_pool))
+			row->waker_pool = "(unwatched)";
+		row->wakeups = moved;
+		iv->nr_wakes++;
+	}
+	return 0;
+}
+
 int drain__add_groups(struct drain *d, struct cg_interval *iv)
 {
 	int n;
@@ -980,6 +1047,8 @@ void drain__free(struct drain *d)
 	free(d->pool_slot);
 	free(d->record_moved);
 	free(d->record_new);
+	free(d->wake_prev);
+	free(d->wake_rows);
 	free(d->pool_names);
 	free(d->slot_record);
 	free(d->record_threads);

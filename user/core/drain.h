@@ -76,6 +76,15 @@ void drain__baseline(struct drain *d, const struct cg_slot_snap *snap, uint32_t 
 int drain__interval(struct drain *d, const struct cg_slot_snap *snap, uint32_t nr_slots,
 		    bool active_only, struct cg_interval *iv);
 
+/*
+ * With pools, after drain__interval(): the wake graph's edges that had wakeups since the last
+ * call (collector__wake_edges(): pairs of slots, counts so far) into iv->wakes, named by the
+ * slots of snap. 0 or -ENOMEM.
+ */
+int drain__wakes(struct drain *d, const struct cg_slot_snap *snap, uint32_t nr_slots,
+		 const struct cg_wake_edge *edges, const uint64_t *counts, uint32_t nr,
+		 struct cg_interval *iv);
+
 /* How drain__preempters() labels the preempting cgroups. */
 void drain__set_preempter_label(struct drain *d, drain_cgroup_label_fn label, void *ctx);
 

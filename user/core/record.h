@@ -248,6 +248,17 @@ struct cg_program_stats {
 	uint64_t run_ns;
 };
 
+/*
+ * One edge of the wake graph in an interval: the pool whose threads were woken, the one whose
+ * threads woke them (or a source: waker_container "" and waker_pool "(timer)", "(interrupt)",
+ * "(unwatched)"), and how many times.
+ */
+struct cg_wake_row {
+	const char *container, *pool;
+	const char *waker_container, *waker_pool;
+	uint64_t wakeups;
+};
+
 /* One drain: every cgroup's record for the interval that ended at epoch_ms. */
 struct cg_interval {
 	uint64_t epoch_ms;    /* wall clock at the interval's end */
@@ -281,6 +292,9 @@ struct cg_interval {
 	const struct cg_interval_thread *all_threads;
 	int nr_threads;
 	struct cg_record *threads;
+	/* With --threads: the wake graph's edges that had wakeups in the interval (wakeups.csv) */
+	int nr_wakes;
+	const struct cg_wake_row *wakes;
 };
 
 #endif /* CGSTAT_RECORD_H */

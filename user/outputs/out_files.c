@@ -103,6 +103,7 @@ struct out_files {
 	struct row_file cgroup;
 	struct row_file pool;	/* open with --threads only */
 	struct row_file thread; /* the same */
+	struct row_file wake;	/* the same: wakeups.csv */
 	struct row_file perf;	/* not open when the run counts no events */
 	struct row_file host;
 	int summary_fd; /* OUT_FILES_SUMMARY_IN_PLACE: container-summary.json, else -1 */
@@ -336,7 +337,7 @@ static void host_row(struct out_files *o, const struct cg_interval *iv)
 static int commit_all(struct out_files *o)
 {
 	struct row_file *files[] = { &o->container, &o->sched, &o->cgroup, &o->pool,
-				     &o->thread,    &o->perf,  &o->host };
+				     &o->thread,    &o->wake,  &o->perf,   &o->host };
 	size_t i;
 	int err = 0, ret;
 
@@ -349,6 +350,32 @@ static int commit_all(struct out_files *o)
 			err = ret;
 	}
 	return err;
+}
+
+/* wakeups.csv, with --threads: the wake graph's edges of each interval (docs/metrics.md). */
+static int wake_file_open(struct row_file *rf, int dirfd)
+{
+	static const char *const header[] = { "epochMillis",	"container", "pool",
+					      "wakerContainer", "wakerPool", "wakeups" };
+	int err = row_file_open(rf, dirfd, "wakeups.csv");
+
+	if (err)
+		return err;
+	csv_fields(rf->rows, header, ARRAY_SIZE(header));
+	csv_end_row(rf->rows);
+	return row_file_commit(rf);
+}
+
+static void wake_row(FILE *f, const struct cg_interval *iv, const struct cg_wake_row *w)
+{
+	const char *const names[] = { w->container, w->pool, w->waker_container, w->waker_pool };
+
+	csv_u64(f, iv->epoch_ms);
+	csv_sep(f);
+	csv_fields(f, names, ARRAY_SIZE(names));
+	csv_sep(f);
+	csv_u64(f, w->wakeups);
+	csv_end_row(f);
 }
 
 /* A file of ff's rows, made with its header. */
@@ -370,8 +397,8 @@ struct out_files *out_files__open(const char *dir, unsigned int flags)
 	o = calloc(1, sizeof(*o));
 	if (!o)
 		return NULL;
-	o->container.fd = o->sched.fd = o->cgroup.fd = o->pool.fd = o->thread.fd = o->perf.fd =
-		o->host.fd = -1;
+	o->container.fd = o->sched.fd = o->cgroup.fd = o->pool.fd = o->thread.fd = o->wake.fd =
+		o->perf.fd = o->host.fd = -1;
 	o->summary_fd = -1;
 	o->dirfd = folder_open(dir, true, &o->made);
 	if (o->dirfd < 0) {
@@ -393,6 +420,8 @@ struct out_files *out_files__open(const char *dir, unsigned int flags)
 		err = figure_file_open(&o->pool, o->dirfd, &pool_file);
 	if (!err && (flags & OUT_FILES_POOLS))
 		err = figure_file_open(&o->thread, o->dirfd, &thread_file);
+	if (!err && (flags & OUT_FILES_POOLS))
+		err = wake_file_open(&o->wake, o->dirfd);
 	if (!err && (flags & OUT_FILES_PERF))
 		err = row_file_open(&o->perf, o->dirfd, "perf-stat.csv");
 	if (!err)
@@ -410,7 +439,7 @@ err_out:
 int out_files__give(struct out_files *o, uid_t uid, gid_t gid)
 {
 	const struct row_file *files[] = { &o->container, &o->sched, &o->cgroup, &o->pool,
-					   &o->thread,	  &o->perf,  &o->host };
+					   &o->thread,	  &o->wake,  &o->perf,	 &o->host };
 	size_t i;
 
 	if (o->made && fchown(o->dirfd, uid, gid))
@@ -451,6 +480,8 @@ int out_files__write(struct out_files *o, const struct cg_interval *iv)
 		figure_row(o->pool.rows, &pool_file, iv, &iv->pools[i]);
 	for (i = 0; i < iv->nr_threads && row_file_is_open(&o->thread); i++)
 		figure_row(o->thread.rows, &thread_file, iv, &iv->threads[i]);
+	for (i = 0; i < iv->nr_wakes && row_file_is_open(&o->wake); i++)
+		wake_row(o->wake.rows, iv, &iv->wakes[i]);
 	if (o->host_columns && iv->host.valid)
 		host_row(o, iv);
 	return commit_all(o);
@@ -517,6 +548,7 @@ void out_files__close(struct out_files *o)
 	row_file_close(&o->cgroup);
 	row_file_close(&o->pool);
 	row_file_close(&o->thread);
+	row_file_close(&o->wake);
 	row_file_close(&o->perf);
 	row_file_close(&o->host);
 	if (o->summary_fd >= 0)

@@ -32,12 +32,17 @@ struct collector {
 	struct cg_thread_entry *thread_table;
 	uint64_t *thread_free;
 	struct thread_table *threads;
+	/* with pools: the wake graph's pairs, mapped; its counts, summed over CPUs each drain */
+	struct cg_wake_edge *wake_edges;
+	uint64_t *wake_counts, *wake_percpu;
+	uint32_t *wake_keys;
 	/* the last two snapshots' times: the interval the thread table is read for */
 	uint64_t snapshot_before, snapshot_at;
 };
 
 #define THREAD_TABLE_BYTES ((size_t)CG_THREAD_TABLE * sizeof(struct cg_thread_entry))
 #define THREAD_FREE_BYTES  ((size_t)CG_THREAD_TABLE * sizeof(uint64_t))
+#define WAKE_EDGES_BYTES   ((size_t)CG_WAKE_EDGES * sizeof(struct cg_wake_edge))
 
 /*
  * The verifier's log levels (the kernel's include/linux/bpf_verifier.h; not in its UAPI): the
@@ -147,7 +152,51 @@ static int threads_map(struct collector *c)
 		return -errno;
 	c->thread_free = p;
 	c->threads = thread_table__new(CG_THREAD_TABLE);
-	return c->threads ? 0 : -errno;
+	if (!c->threads)
+		return -errno;
+	p = mmap(NULL, WAKE_EDGES_BYTES, PROT_READ, MAP_SHARED,
+		 bpf_map__fd(c->skel->maps.wake_edges), 0);
+	if (p == MAP_FAILED)
+		return -errno;
+	c->wake_edges = p;
+	c->wake_counts = calloc(CG_WAKE_EDGES, sizeof(*c->wake_counts));
+	c->wake_percpu = calloc((size_t)CG_WAKE_EDGES * c->nr_cpus, sizeof(*c->wake_percpu));
+	c->wake_keys = calloc(CG_WAKE_EDGES, sizeof(*c->wake_keys));
+	return c->wake_counts && c->wake_percpu && c->wake_keys ? 0 : -ENOMEM;
+}
+
+int collector__wake_edges(struct collector *c, const struct cg_wake_edge **edges,
+			  const uint64_t **counts, uint32_t *nr)
+{
+	LIBBPF_OPTS(bpf_map_batch_opts, opts);
+	uint32_t taken, n, i, out_batch;
+	int err, cpu;
+
+	*nr = 0;
+	if (!c->wake_edges)
+		return 0;
+	taken = __atomic_load_n(&c->skel->bss->wake_edges_taken, __ATOMIC_ACQUIRE);
+	if (taken > CG_WAKE_EDGES)
+		taken = CG_WAKE_EDGES;
+	/* the counts of [0, taken) in one call: a per-CPU array's values, every CPU's */
+	n = taken;
+	if (taken) {
+		err = bpf_map_lookup_batch(bpf_map__fd(c->skel->maps.wake_counts), NULL, &out_batch,
+					   c->wake_keys, c->wake_percpu, &n, &opts);
+		if (err && errno != ENOENT)
+			return -errno;
+	}
+	memset(c->wake_percpu + (size_t)n * c->nr_cpus, 0,
+	       (size_t)(taken - n) * c->nr_cpus * sizeof(*c->wake_percpu));
+	for (i = 0; i < taken; i++) {
+		c->wake_counts[i] = 0;
+		for (cpu = 0; cpu < c->nr_cpus; cpu++)
+			c->wake_counts[i] += c->wake_percpu[(size_t)i * c->nr_cpus + cpu];
+	}
+	*edges = c->wake_edges;
+	*counts = c->wake_counts;
+	*nr = taken;
+	return 0;
 }
 
 /*
@@ -305,11 +354,26 @@ struct collector *collector__open(const struct collector_opts *opts)
 	c->skel->rodata->pool_exact = opts->pool_exact;
 	bpf_program__set_autoload(c->skel->progs.cg_task_rename, c->skel->rodata->pools);
 	bpf_program__set_autoload(c->skel->progs.cg_thread_freed, c->skel->rodata->pools);
+	bpf_program__set_autoload(c->skel->progs.cg_sched_waking, c->skel->rodata->pools);
+	bpf_program__set_autoload(c->skel->progs.cg_hrtimer_entry, c->skel->rodata->pools);
+	bpf_program__set_autoload(c->skel->progs.cg_hrtimer_exit, c->skel->rodata->pools);
+	bpf_program__set_autoload(c->skel->progs.cg_timer_entry, c->skel->rodata->pools);
+	bpf_program__set_autoload(c->skel->progs.cg_timer_exit, c->skel->rodata->pools);
+	bpf_program__set_autoload(c->skel->progs.cg_irq_entry, c->skel->rodata->pools);
+	bpf_program__set_autoload(c->skel->progs.cg_irq_exit, c->skel->rodata->pools);
+	bpf_program__set_autoload(c->skel->progs.cg_softirq_entry, c->skel->rodata->pools);
+	bpf_program__set_autoload(c->skel->progs.cg_softirq_exit, c->skel->rodata->pools);
 	err = size_maps(c->skel, c->max_slots);
 	if (!err && c->skel->rodata->pools)
 		err = bpf_map__set_max_entries(c->skel->maps.thread_table, CG_THREAD_TABLE);
 	if (!err && c->skel->rodata->pools)
 		err = bpf_map__set_max_entries(c->skel->maps.thread_free, CG_THREAD_TABLE);
+	if (!err && c->skel->rodata->pools)
+		err = bpf_map__set_max_entries(c->skel->maps.wake_edge_index, CG_WAKE_EDGES);
+	if (!err && c->skel->rodata->pools)
+		err = bpf_map__set_max_entries(c->skel->maps.wake_edges, CG_WAKE_EDGES);
+	if (!err && c->skel->rodata->pools)
+		err = bpf_map__set_max_entries(c->skel->maps.wake_counts, CG_WAKE_EDGES);
 	if (!err && opts->nr_perf_events)
 		err = bpf_map__set_max_entries(c->skel->maps.perf_events,
 					       opts->nr_perf_events * opts->nr_cpus);
@@ -643,6 +707,11 @@ void collector__close(struct collector *c)
 		munmap(c->preempters, c->preempters_len);
 	if (c->thread_table)
 		munmap(c->thread_table, THREAD_TABLE_BYTES);
+	if (c->wake_edges)
+		munmap(c->wake_edges, WAKE_EDGES_BYTES);
+	free(c->wake_counts);
+	free(c->wake_percpu);
+	free(c->wake_keys);
 	if (c->thread_free)
 		munmap(c->thread_free, THREAD_FREE_BYTES);
 	thread_table__free(c->threads);

@@ -62,6 +62,14 @@ int collector__snapshot(struct collector *c, const struct cg_slot_snap **snap, u
  */
 int collector__threads(struct collector *c, const struct cg_thread_rec **recs, size_t *nr);
 
+/*
+ * With --threads, the wake graph's edges as of now (bpf/cgstat.h): *edges the pairs of edges
+ * [0, *nr) (an edge not yet set has waker and wakee 0, and count 0), counts each one's
+ * wakeups so far summed over CPUs; both valid until the next call. 0 or -errno.
+ */
+int collector__wake_edges(struct collector *c, const struct cg_wake_edge **edges,
+			  const uint64_t **counts, uint32_t *nr);
+
 /* How many slots there are: the drain's size. */
 uint32_t collector__max_slots(const struct collector *c);
 

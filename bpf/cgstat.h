@@ -203,8 +203,7 @@ struct cg_slot_info {
 	__u32 pool_of; /* a pool slot: its watched cgroup's slot + 1; 0: a cgroup's own slot */
 	char pool[CG_COMM_LEN];		/* a pool slot's thread name pattern */
 	struct cg_cgroup_origin origin; /* as the slot was taken */
-	/* a cgroup's own slot: a thread of a new pool found no pool slot (a cap), and counts here
-	 */
+	/* a cgroup's own slot: a thread of a new pool found no pool slot, and counts here */
 	__u32 pools_full;
 	__u32 pad;
 };

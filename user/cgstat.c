@@ -294,7 +294,7 @@ struct run {
 	struct host_sampler *host;
 	struct cgroupfs *cgroupfs;
 	struct {
-		bool multiplexed, drops, untabled;
+		bool multiplexed, drops, untabled, wakes;
 		struct hash_table pools_full; /* by cgroup id: struct said_cgroup */
 	} said;				      /* the lines interval_warn_once() said */
 	struct out_files *files;
@@ -402,6 +402,13 @@ static void interval_warn_once(struct run *r, const struct cg_interval *iv)
 			"task storage); counted in droppedEvents from now on\n",
 			(unsigned long long)iv->health.dropped_events, r->opts.max_cgroups);
 		r->said.drops = true;
+	}
+	if (iv->health.dropped_wakeups && !r->said.wakes) {
+		fprintf(stderr,
+			"cgstat: the wake graph is full (%u edges): wakeups between pools first "
+			"seen from now on are not in wakeups.csv\n",
+			CG_WAKE_EDGES);
+		r->said.wakes = true;
 	}
 	if (iv->health.untabled_threads && !r->said.untabled) {
 		fprintf(stderr,

@@ -224,6 +224,7 @@ struct cg_health {
 	uint64_t unseen_wakeups;   /* wakeups the kernel did not report, found at the switch-in */
 	uint64_t inconsistencies;  /* snapshots with more tasks on a CPU than one: must be 0 */
 	uint64_t untabled_threads; /* with --threads: threads first seen with the table full */
+	uint64_t dropped_wakeups; /* with --threads: wakeups of pairs past the wake graph's edges */
 };
 
 /*

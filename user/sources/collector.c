@@ -15,6 +15,7 @@
 #include "sources/collector.h"
 #include "sources/refusal.h"
 #include "sources/thread_table.h"
+#include "lib/util.h"
 #include "cgstat.skel.h"
 
 struct collector {
@@ -93,6 +94,43 @@ static int size_maps(struct cgstat_bpf *skel, uint32_t slots)
 
 	for (i = 0; i < sizeof(maps) / sizeof(maps[0]); i++) {
 		err = bpf_map__set_max_entries(maps[i], slots);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/*
+ * With --threads (pools), what only it uses: the programs loaded, the thread table and the
+ * wake graph's maps at their size; without, none of them loaded and the maps at one entry.
+ */
+static int pools_prepare(struct cgstat_bpf *skel)
+{
+	struct bpf_program *progs[] = {
+		skel->progs.cg_task_rename,  skel->progs.cg_thread_freed,
+		skel->progs.cg_sched_waking, skel->progs.cg_hrtimer_entry,
+		skel->progs.cg_hrtimer_exit, skel->progs.cg_timer_entry,
+		skel->progs.cg_timer_exit,   skel->progs.cg_irq_entry,
+		skel->progs.cg_irq_exit,     skel->progs.cg_softirq_entry,
+		skel->progs.cg_softirq_exit,
+	};
+	struct {
+		struct bpf_map *map;
+		uint32_t entries;
+	} maps[] = {
+		{ skel->maps.thread_table, CG_THREAD_TABLE },
+		{ skel->maps.thread_free, CG_THREAD_TABLE },
+		{ skel->maps.wake_edge_index, CG_WAKE_EDGES },
+		{ skel->maps.wake_edges, CG_WAKE_EDGES },
+		{ skel->maps.wake_counts, CG_WAKE_EDGES },
+	};
+	size_t i;
+	int err;
+
+	for (i = 0; i < ARRAY_SIZE(progs); i++)
+		bpf_program__set_autoload(progs[i], skel->rodata->pools);
+	for (i = 0; skel->rodata->pools && i < ARRAY_SIZE(maps); i++) {
+		err = bpf_map__set_max_entries(maps[i].map, maps[i].entries);
 		if (err)
 			return err;
 	}
@@ -352,28 +390,9 @@ struct collector *collector__open(const struct collector_opts *opts)
 	c->skel->rodata->pools = opts->pools;
 	c->skel->rodata->max_pool_slots = c->max_pool_slots;
 	c->skel->rodata->pool_exact = opts->pool_exact;
-	bpf_program__set_autoload(c->skel->progs.cg_task_rename, c->skel->rodata->pools);
-	bpf_program__set_autoload(c->skel->progs.cg_thread_freed, c->skel->rodata->pools);
-	bpf_program__set_autoload(c->skel->progs.cg_sched_waking, c->skel->rodata->pools);
-	bpf_program__set_autoload(c->skel->progs.cg_hrtimer_entry, c->skel->rodata->pools);
-	bpf_program__set_autoload(c->skel->progs.cg_hrtimer_exit, c->skel->rodata->pools);
-	bpf_program__set_autoload(c->skel->progs.cg_timer_entry, c->skel->rodata->pools);
-	bpf_program__set_autoload(c->skel->progs.cg_timer_exit, c->skel->rodata->pools);
-	bpf_program__set_autoload(c->skel->progs.cg_irq_entry, c->skel->rodata->pools);
-	bpf_program__set_autoload(c->skel->progs.cg_irq_exit, c->skel->rodata->pools);
-	bpf_program__set_autoload(c->skel->progs.cg_softirq_entry, c->skel->rodata->pools);
-	bpf_program__set_autoload(c->skel->progs.cg_softirq_exit, c->skel->rodata->pools);
 	err = size_maps(c->skel, c->max_slots);
-	if (!err && c->skel->rodata->pools)
-		err = bpf_map__set_max_entries(c->skel->maps.thread_table, CG_THREAD_TABLE);
-	if (!err && c->skel->rodata->pools)
-		err = bpf_map__set_max_entries(c->skel->maps.thread_free, CG_THREAD_TABLE);
-	if (!err && c->skel->rodata->pools)
-		err = bpf_map__set_max_entries(c->skel->maps.wake_edge_index, CG_WAKE_EDGES);
-	if (!err && c->skel->rodata->pools)
-		err = bpf_map__set_max_entries(c->skel->maps.wake_edges, CG_WAKE_EDGES);
-	if (!err && c->skel->rodata->pools)
-		err = bpf_map__set_max_entries(c->skel->maps.wake_counts, CG_WAKE_EDGES);
+	if (!err)
+		err = pools_prepare(c->skel);
 	if (!err && opts->nr_perf_events)
 		err = bpf_map__set_max_entries(c->skel->maps.perf_events,
 					       opts->nr_perf_events * opts->nr_cpus);
@@ -635,6 +654,7 @@ void collector__health(const struct collector *c, struct cg_health *health)
 	health->unseen_wakeups = c->skel->bss->unseen_wakeups;
 	health->inconsistencies = c->skel->bss->oncpu_violations;
 	health->untabled_threads = c->skel->bss->threads_untabled;
+	health->dropped_wakeups = c->skel->bss->wake_edges_dropped;
 }
 
 bool collector__multiplexed(const struct collector *c)

@@ -95,13 +95,20 @@ def thread_messaging(args):
 def slot_map_cgroups(cgstat):
     """The cgroup ids the all-cgroups cgstat's maps hold: the keys of cgroup_slots and the
     non-zero cgid of slot_info's entries (with --threads, a pool slot's is its cgroup's). And
-    the pools that name a slot no longer a pool's (its cgroup's pools freed, the key left)."""
+    the pools that name a slot no longer a pool's (its cgroup's pools freed, the key left).
+
+    The dumps are not one snapshot: a pool taken while they run (BPF fills its slot, then adds
+    the key) or freed (cgstat deletes the key, then frees the slot) can look stale in one pair
+    of them (CI run 51: the root cgroup's 'idle-reclaim' pool, taken between the two). A stale
+    key outlives every dump, so it must be in the pool dumps before and after slot_info's."""
     maps = h.bpf_maps_of(cgstat.proc.pid)
     keys = {e["key"] for e in h.bpf_map_dump(maps["cgroup_slots"]["id"])}
+    pools_before = h.bpf_map_dump(maps["pool_slots"]["id"])
     info = {e["key"]: e["value"] for e in h.bpf_map_dump(maps["slot_info"]["id"])}
+    pools_after = h.bpf_map_dump(maps["pool_slots"]["id"])
     infos = {v["cgid"] for v in info.values() if v["cgid"]}
-    stale_pools = [e for e in h.bpf_map_dump(maps["pool_slots"]["id"])
-                   if not info.get(e["value"], {}).get("pool_of")]
+    stale_pools = [e for e in pools_before if e in pools_after
+                   and not info.get(e["value"], {}).get("pool_of")]
     h.check(not stale_pools, "churn: every pool key names a pool slot: %s" % stale_pools[:5])
     return keys, infos
 

@@ -5,7 +5,10 @@
  * holds the same summary). Neither may crash, and what they write must show what came from
  * the files as text: compare's output and report.md hold no control character but the newline
  * (C1's, as UTF-8, included), report.md no Markdown of the input's (every [, <, ` and | it has
- * is escaped or the table's own), and report.html no </script> but its own.
+ * is escaped or the table's own), and report.html no </script> but its own. The wake graph's dot
+ * source is made from the summary too: every name in it a whole quoted string (no quote,
+ * backslash or control of the input's breaking out), its braces balanced. dot itself is not
+ * run (CGSTAT_DOT names none): it is Graphviz's, and a process per input is too slow.
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -18,6 +21,7 @@
 #include "compare/compare.h"
 #include "fuzz.h"
 #include "report/report.h"
+#include "report/wake_drawing.h"
 #include "scratch.h"
 
 static char side_a[PATH_MAX], side_b[PATH_MAX];
@@ -96,6 +100,52 @@ static void setup(void)
 	put(lib, "dygraph.min.js", "function Dygraph() {}\n", 22);
 	put(lib, "dygraph.min.css", "div {}\n", 7);
 	setenv("CGSTAT_DYGRAPHS_DIR", lib, 1);
+	setenv("CGSTAT_DOT", "/nonexistent/cgstat-fuzz/dot", 1);
+}
+
+/*
+ * dot's language as wake_drawing_dot() writes it: strings quoted, within them only escaped
+ * quotes and backslashes and its own line breaks (\n), no control byte anywhere but newlines
+ * outside strings; braces balanced outside strings.
+ */
+static void check_dot(const char *dot)
+{
+	bool quoted = false;
+	int depth = 0;
+	const char *p;
+
+	for (p = dot; *p; p++) {
+		CHECK((unsigned char)*p >= 0x20 || (*p == '\n' && !quoted));
+		if (quoted && *p == '\\') {
+			CHECK(p[1] == '\\' || p[1] == '"' || p[1] == 'n');
+			p++;
+		} else if (*p == '"') {
+			quoted = !quoted;
+		} else if (!quoted && (*p == '{' || *p == '}')) {
+			depth += *p == '{' ? 1 : -1;
+			CHECK(depth >= 0);
+		}
+	}
+	CHECK(!quoted && depth == 0);
+}
+
+static void fuzz_wake_drawing(const char *text, size_t len)
+{
+	cJSON *summary = cJSON_ParseWithLength(text, len);
+	char *dot = NULL;
+	size_t dot_len = 0;
+	int left;
+	FILE *f;
+
+	if (!summary)
+		return;
+	f = open_memstream(&dot, &dot_len);
+	CHECK(f != NULL);
+	wake_drawing_dot(f, summary, &left);
+	fclose(f);
+	check_dot(dot);
+	free(dot);
+	cJSON_Delete(summary);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -132,6 +182,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	fclose(ferr);
 	check_no_controls(out);
 	check_no_controls(err);
+	fuzz_wake_drawing((const char *)data, summary_len);
 
 	md = slurp(side_a, "report.md");
 	if (md)

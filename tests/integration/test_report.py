@@ -7,10 +7,17 @@ container. The charts' own data, embedded in the page, is checked against the ke
 workload's cores times each interval add up to its cgroup's cpu.stat, read by the command as
 its last act. report.md's CPUs of the workload against the same, over the run's duration.
 Then a folder with a file missing and one cut short (a partial report, said on stderr), a label
-that tries to close the page's script, and an empty folder (exit 1)."""
+that tries to close the page's script, and an empty folder (exit 1).
+
+The wake graph (issue 41): a --threads run of the workload's pipeline across two containers is
+drawn by Graphviz into the page: its edges' wakeups a second against the workload's own counts
+over the run, the stage (the pipeline's serial thread by construction) drawn as the serial stage
+and the reddest, no other; without dot, one line and the page without it; hostile names in the
+summary's graph drawn as text."""
 
 import contextlib
 import hashlib
+import html as html_text
 import json
 import os
 import re
@@ -310,6 +317,124 @@ def hostile_summary(args, out, tmp):
             "report.md: a hostile host key and label as text (unescaped: %s)" % bad)
 
 
+def svg_parts(page):
+    """The drawing in report.html: ({node: [texts]}, {(from, to): [texts]}, {node: fill}, and
+    the div's data-edges and data-left."""
+    div = re.search(r'<div id="wakegraph" data-edges="(\d+)" data-left="(\d+)">(.*?)</div>',
+                    page, re.S)
+    if not div:
+        return {}, {}, {}, None, None
+    svg = div.group(3)
+    texts = lambda part: [html_text.unescape(t) for t in re.findall(r"<text[^>]*>(.*?)</text>",
+                                                                    part, re.S)]
+    nodes, fills, edges = {}, {}, {}
+    for m in re.finditer(r'<g id="node\d+" class="node">\s*<title>(n\d+)</title>(.*?)</g>',
+                         svg, re.S):
+        nodes[m.group(1)] = texts(m.group(2))
+        fill = re.search(r'fill="#([0-9a-f]{6})"', m.group(2))
+        fills[m.group(1)] = fill.group(1) if fill else None
+    for m in re.finditer(r'<g id="edge\d+" class="edge">\s*<title>(n\d+)&#45;&gt;(n\d+)'
+                         r'</title>(.*?)</g>', svg, re.S):
+        edges[(m.group(1), m.group(2))] = texts(m.group(3))
+    return nodes, edges, fills, int(div.group(1)), int(div.group(2))
+
+
+def wake_graph(args, tmp):
+    """The pipeline (producers in client, the stage and writers in broker) under --threads;
+    the workload's own counts of what each role woke kept beside the run."""
+    def record(folder):
+        with h.scratch_cgroup("report-client") as a, h.scratch_cgroup("report-broker") as b:
+            cgstat = h.Cgstat(args.cgstat, ["-q", "-i", "0.5", "--threads", "--no-perf",
+                                            "-c", "client=" + a, "-c", "broker=" + b],
+                              out_dir=os.path.join(folder, "run"))
+            report = h.run_workload(args.workload, a, "pipeline", 3, 2, 2, b)
+            h.settle()
+            cgstat.stop()
+        with open(os.path.join(folder, "workload.json"), "w") as f:
+            json.dump(report, f)
+
+    folder = h.recorded_run(args, tmp, "report-wakes", record)
+    out = os.path.join(folder, "run")
+    with open(os.path.join(folder, "workload.json")) as f:
+        woke = json.load(f)["woke"]
+    p = h.run_cgstat([args.cgstat, "report", out])
+    h.check(not p.stderr, "wake graph run: report says nothing: %r" % p.stderr)
+    page_path = os.path.join(out, "report.html")
+    with open(page_path) as f:
+        page = f.read()
+    summary = h.summary_of(out)
+    seconds = summary["measurement"]["durationSeconds"]
+    nodes, edges, fills, drawn, left = svg_parts(page)
+    h.check(drawn == len(summary["wakeGraph"]["edges"]) == len(edges) and left == 0,
+            "wake graph: %s edges drawn (%d in the SVG), %s left out, of the summary's %d"
+            % (drawn, len(edges), left, len(summary["wakeGraph"]["edges"])))
+    by_pool = {texts[0]: n for n, texts in nodes.items() if texts}
+    for key, waker, wakee in (("stage>prod-N", "stage", "prod-N"),
+                              ("stage>wr-N", "stage", "wr-N")):
+        label = edges.get((by_pool.get(waker), by_pool.get(wakee)), ["?"])[0]
+        rate = float(label[:-2]) if re.fullmatch(r"[0-9.]+/s", label) else -1
+        want = woke[key] / seconds
+        # drawn to a whole wakeup a second; the summary's seconds to 3 decimals
+        h.check(abs(rate - want) <= 0.01 * want + 0.5 + want * 0.0005 / seconds,
+                "wake graph: %s -> %s drawn %r, the workload's %d over %.3f s = %.1f/s "
+                "(limit 1 %%)" % (waker, wakee, label, woke[key], seconds, want))
+    serial = [texts[0] for texts in nodes.values()
+              if any(t.startswith("serial stage: ") for t in texts)]
+    stage_label = [t for t in nodes.get(by_pool.get("stage"), []) if t.startswith("serial")]
+    h.check(serial == ["stage"] and stage_label == ["serial stage: stage (%d)" % next(
+        s["tid"] for s in summary["containers"]["broker"]["serialStages"])],
+            "wake graph: the stage alone drawn as the serial stage, with its thread: %s %s"
+            % (serial, stage_label))
+    green = {texts[0]: int(fills[n][2:4], 16) for n, texts in nodes.items()
+             if texts and fills.get(n) and texts[0] in ("stage", "prod-N", "wr-N")}
+    h.check(len(green) == 3 and green["stage"] < 0x40 and min(green["prod-N"],
+                                                                green["wr-N"]) > 0xd0,
+            "wake graph: the stage (a core's thread) red, the 2 %% threads' pools near white "
+            "(green of their fills: %s)" % green)
+    attrs, errors, charts = look(page_path, "wake graph")
+    h.check(not errors and attrs.get("drawn") == attrs.get("charts"),
+            "wake graph: the page's charts drawn beside it, no script error %r" % errors)
+
+    # without Graphviz: one line, the page without the drawing
+    bare = os.path.join(tmp, "report-wakes-no-dot")
+    shutil.copytree(out, bare)
+    os.unlink(os.path.join(bare, "report.html"))
+    missing = os.path.join(tmp, "no-such-dot")
+    p = h.run_cgstat([args.cgstat, "report", bare], 1, env=dict(os.environ, CGSTAT_DOT=missing))
+    err = p.stderr.decode(errors="replace")
+    with open(os.path.join(bare, "report.html")) as f:
+        page = f.read()
+    h.check(err.count("\n") == 1 and missing in err and "graphviz" in err
+            and 'id="wakegraph"' not in page and 'id="charts"' in page,
+            "no dot: one line naming it and the package, report.html without the drawing: %r"
+            % err)
+
+    # names from the summary, hostile to dot's language and to the page
+    hostile = os.path.join(tmp, "report-wakes-hostile")
+    shutil.copytree(out, hostile)
+    os.unlink(os.path.join(hostile, "report.html"))
+    path = os.path.join(hostile, "container-summary.json")
+    with open(path) as f:
+        summary = json.load(f)
+    name = 'b"r\\o\\"ker\n</svg><script>document.body.dataset.owned=1</script>\\N'
+    for part in summary["wakeGraph"]["nodes"] + summary["wakeGraph"]["edges"]:
+        for key in ("container", "wakerContainer", "pool", "wakerPool"):
+            if part.get(key) in ("broker", "stage"):
+                part[key] = name
+    with open(path, "w") as f:
+        json.dump(summary, f)
+    p = h.run_cgstat([args.cgstat, "report", hostile])
+    page_path = os.path.join(hostile, "report.html")
+    with open(page_path) as f:
+        nodes, edges, _, drawn, _ = svg_parts(f.read())
+    dom = chromium(page_path, "--dump-dom")
+    shown = name.replace("\n", " ")
+    h.check(not p.stderr and drawn == len(edges) and any(shown in t for t in sum(
+        nodes.values(), [])) and "data-owned" not in dom,
+            "hostile names: drawn as text (%s edges), no script of their own: %r"
+            % (drawn, p.stderr))
+
+
 def main():
     args = h.parse_args()
     tmp = tempfile.mkdtemp(prefix="cgstat-report-")
@@ -321,6 +446,7 @@ def main():
     hostile_label(args, tmp)
     links(args, out, tmp)
     hostile_summary(args, out, tmp)
+    wake_graph(args, tmp)
     empty = os.path.join(tmp, "empty")
     os.mkdir(empty)
     p = h.run_cgstat([args.cgstat, "report", empty], 1)

@@ -7,6 +7,9 @@ FUTEX_WAKE says each role's threads woke of each other's, so the reference is it
 - In one container: wakeups.csv's edges prod-N -> stage, stage -> wr-N, and back (a full queue's
   room), each within 1 % of the workload's counts; the sleeper's wakeups from "(timer)" within
   1 % of its sleeps.
+- The JSON stream's "wakers" of each pool give the same edges, interval by interval, and the
+  summary's "wakeGraph" over the run (the workload's counts again the reference, not
+  wakeups.csv); the graph's nodes are the edges' ends.
 - Across containers (the stage's side in a child in another watched cgroup): the edge into the
   stage names the producers' container."""
 
@@ -30,6 +33,32 @@ def edges_of(cgstat):
     return got
 
 
+def stream_edges_of(cgstat):
+    """The JSON stream's "wakers" of each pool, summed over the run, keyed as edges_of()'s; and
+    the number of wakers objects with a key they must not have."""
+    got = collections.Counter()
+    bad = 0
+    for line in h.read_json_lines(cgstat.stdout_path):
+        for name, c in line["containers"].items():
+            for pool, figures in c.get("pools", {}).items():
+                for w in figures.get("wakers", []):
+                    source = w["pool"].startswith("(")
+                    bad += source == ("container" in w) or set(w) - {"container", "pool",
+                                                                    "wakeups"} != set()
+                    got[(name, pool, w.get("container", ""), w["pool"])] += w["wakeups"]
+    return got, bad
+
+
+def summary_edges_of(cgstat):
+    """The summary's wakeGraph: its edges keyed as edges_of()'s, with wakeups and a second; its
+    nodes as (container, pool)."""
+    graph = cgstat.summary()["wakeGraph"]
+    edges = {(e.get("container", ""), e["pool"], e.get("wakerContainer", ""), e["wakerPool"]):
+             (e["wakeups"], e["wakeupsPerSecond"]) for e in graph["edges"]}
+    nodes = {(n.get("container", ""), n["pool"]) for n in graph["nodes"]}
+    return edges, nodes
+
+
 def check_edge(what, got, want, least=0):
     """got within 1 % of the workload's want (or 2, for an edge that hardly woke: the stage
     is the pipeline's limit, so the producers find it busy and rarely wake it)."""
@@ -39,16 +68,36 @@ def check_edge(what, got, want, least=0):
 
 def one_container(args):
     with h.scratch_cgroup("pipe") as cg:
-        cgstat = h.Cgstat(args.cgstat, ["-q", "-i", "0.5", "--threads", "--no-perf",
+        cgstat = h.Cgstat(args.cgstat, ["-f", "json", "-i", "0.5", "--threads", "--no-perf",
                                         "-c", "pl=" + cg])
         report = h.run_workload(args.workload, cg, "pipeline", SECONDS, 2, 2)
         h.settle()
         cgstat.stop()
     got = edges_of(cgstat)
+    stream, bad = stream_edges_of(cgstat)
     for key, (pool, waker) in EDGES.items():
-        check_edge("pl: %s -> %s" % (waker, pool), got[("pl", pool, "pl", waker)],
-                   report["woke"][key], 1000 if waker == "stage" else 0)
+        for where, edges in (("pl", got), ("pl (stream's wakers)", stream)):
+            check_edge("%s: %s -> %s" % (where, waker, pool), edges[("pl", pool, "pl", waker)],
+                       report["woke"][key], 1000 if waker == "stage" else 0)
     check_edge("pl: (timer) -> tick", got[("pl", "tick", "", "(timer)")], report["ticks"])
+    check_edge("pl (stream's wakers): (timer) -> tick", stream[("pl", "tick", "", "(timer)")],
+               report["ticks"])
+    h.check(bad == 0, "pl: stream's wakers with a container exactly when a pool's: %d not" % bad)
+    summary, nodes = summary_edges_of(cgstat)
+    seconds = cgstat.summary()["measurement"]["durationSeconds"]
+    for key, (pool, waker) in EDGES.items():
+        wakeups, per_second = summary.get(("pl", pool, "pl", waker), (0, 0))
+        check_edge("pl (summary's wakeGraph): %s -> %s" % (waker, pool), wakeups,
+                   report["woke"][key], 1000 if waker == "stage" else 0)
+        # both figures rounded to 3 decimals in the JSON
+        h.check(abs(per_second * seconds - wakeups) <= 0.0005 * (per_second + seconds) + 1e-9,
+                "pl (summary's wakeGraph): %s -> %s: %.1f a second over %.3f s" % (
+                    waker, pool, per_second, seconds))
+    check_edge("pl (summary's wakeGraph): (timer) -> tick",
+               summary.get(("pl", "tick", "", "(timer)"), (0, 0))[0], report["ticks"])
+    ends = {(k[0], k[1]) for k in summary} | {(k[2], k[3]) for k in summary}
+    h.check(nodes == ends, "pl (summary's wakeGraph): nodes are the edges' ends: %s"
+            % sorted(nodes ^ ends))
 
 
 def across(args):

@@ -82,6 +82,7 @@ struct drain {
 	struct cg_wake_row *wake_rows;
 	uint32_t *record_slot;		     /* the slot of each of records */
 	struct cg_record *pools_out;	     /* pool_records by cgroup, for iv->pools */
+	uint32_t *pools_out_slot;	     /* and each one's own slot */
 	char (*pool_names)[CG_COMM_LEN + 1]; /* by slot */
 	/* with pools: the interval's thread records, and what is made of them */
 	const struct cg_thread_rec *thread_recs;
@@ -146,6 +147,7 @@ int drain__set_pools(struct drain *d, bool exact)
 	d->pool_exact = exact;
 	d->pool_records = calloc(d->max_slots, sizeof(*d->pool_records));
 	d->pools_out = calloc(d->max_slots, sizeof(*d->pools_out));
+	d->pools_out_slot = calloc(d->max_slots, sizeof(*d->pools_out_slot));
 	d->pool_owner = calloc(d->max_slots, sizeof(*d->pool_owner));
 	d->pool_slot = calloc(d->max_slots, sizeof(*d->pool_slot));
 	d->record_moved = calloc(d->max_slots + 1, sizeof(*d->record_moved));
@@ -155,8 +157,8 @@ int drain__set_pools(struct drain *d, bool exact)
 	d->pool_names = calloc(d->max_slots, sizeof(*d->pool_names));
 	d->slot_record = calloc(d->max_slots, sizeof(*d->slot_record));
 	d->record_threads = calloc((size_t)d->max_slots + 1, sizeof(*d->record_threads));
-	if (!d->pool_records || !d->pools_out || !d->pool_owner || !d->pool_slot ||
-	    !d->record_moved || !d->record_new || !d->wake_prev || !d->wake_rows ||
+	if (!d->pool_records || !d->pools_out || !d->pools_out_slot || !d->pool_owner ||
+	    !d->pool_slot || !d->record_moved || !d->record_new || !d->wake_prev || !d->wake_rows ||
 	    !d->pool_names || !d->slot_record || !d->record_threads)
 		return -ENOMEM;
 	d->pools = true;
@@ -532,6 +534,8 @@ static void records_list_pools(struct drain *d, int n, int np, uint32_t nr_slots
 				continue;
 			p->name = d->records[r].name;
 			p->container = d->records[r].container;
+			p->first_waker = p->nr_wakers = 0;
+			d->pools_out_slot[at[r]] = d->pool_slot[k];
 			d->pools_out[at[r]++] = *p;
 		}
 	}
@@ -863,6 +867,43 @@ static bool wake_end(struct drain *d, const struct cg_slot_snap *snap, uint32_t 
 	return *container != NULL;
 }
 
+/* By woken pool's slot, then most wakeups first. */
+static int wake_row_cmp(const void *a, const void *b)
+{
+	const struct cg_wake_row *x = a, *y = b;
+
+	if (x->slot != y->slot)
+		return x->slot < y->slot ? -1 : 1;
+	return x->wakeups > y->wakeups ? -1 : x->wakeups < y->wakeups;
+}
+
+/*
+ * Each pool of iv (listed by records_list_pools(), from its slot) to its edges in iv->wakes,
+ * sorted here: one sort and a search a pool, not a pass over the edges for each pool.
+ */
+static void wakes_to_pools(struct drain *d, struct cg_interval *iv)
+{
+	struct cg_wake_row *rows = d->wake_rows;
+	int j, lo, hi, mid, n = iv->nr_wakes;
+	uint32_t slot;
+
+	qsort(rows, (size_t)n, sizeof(*rows), wake_row_cmp);
+	for (j = 0; j < iv->nr_pools; j++) {
+		slot = d->pools_out_slot[j];
+		for (lo = 0, hi = n; lo < hi;) {
+			mid = lo + (hi - lo) / 2;
+			if (rows[mid].slot < slot)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		for (hi = lo; hi < n && rows[hi].slot == slot; hi++)
+			;
+		d->pools_out[j].first_waker = lo;
+		d->pools_out[j].nr_wakers = hi - lo;
+	}
+}
+
 int drain__wakes(struct drain *d, const struct cg_slot_snap *snap, uint32_t nr_slots,
 		 const struct cg_wake_edge *edges, const uint64_t *counts, uint32_t nr,
 		 struct cg_interval *iv)
@@ -898,8 +939,10 @@ int drain__wakes(struct drain *d, const struct cg_slot_snap *snap, uint32_t nr_s
 				   &row->waker_pool))
 			row->waker_pool = "(unwatched)";
 		row->wakeups = moved;
+		row->slot = edges[i].pair.wakee_slot;
 		iv->nr_wakes++;
 	}
+	wakes_to_pools(d, iv);
 	return 0;
 }
 
@@ -1043,6 +1086,7 @@ void drain__free(struct drain *d)
 	free(d->record_slot);
 	free(d->pool_records);
 	free(d->pools_out);
+	free(d->pools_out_slot);
 	free(d->pool_owner);
 	free(d->pool_slot);
 	free(d->record_moved);

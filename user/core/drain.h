@@ -79,7 +79,7 @@ int drain__interval(struct drain *d, const struct cg_slot_snap *snap, uint32_t n
 /*
  * With pools, after drain__interval(): the wake graph's edges that had wakeups since the last
  * call (collector__wake_edges(): pairs of slots, counts so far) into iv->wakes, named by the
- * slots of snap. 0 or -ENOMEM.
+ * slots of snap, and each of iv->pools to its edges (first_waker, nr_wakers). 0 or -ENOMEM.
  */
 int drain__wakes(struct drain *d, const struct cg_slot_snap *snap, uint32_t nr_slots,
 		 const struct cg_wake_edge *edges, const uint64_t *counts, uint32_t nr,

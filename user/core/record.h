@@ -152,6 +152,9 @@ struct cg_record {
 	/* a cgroup's record with --threads: its pools are iv->pools[first_pool, +nr_pools) */
 	int first_pool;
 	int nr_pools;
+	/* a pool's record: the wake graph's edges into it are iv->wakes[first_waker, +nr_wakers) */
+	int first_waker;
+	int nr_wakers;
 	/* and its busiest threads iv->threads[first_thread, +nr_threads) */
 	int first_thread;
 	int nr_threads;
@@ -258,6 +261,7 @@ struct cg_wake_row {
 	const char *container, *pool;
 	const char *waker_container, *waker_pool;
 	uint64_t wakeups;
+	uint32_t slot; /* the woken pool's slot: the drain lists rows by it */
 };
 
 /* One drain: every cgroup's record for the interval that ended at epoch_ms. */
@@ -293,7 +297,10 @@ struct cg_interval {
 	const struct cg_interval_thread *all_threads;
 	int nr_threads;
 	struct cg_record *threads;
-	/* With --threads: the wake graph's edges that had wakeups in the interval (wakeups.csv) */
+	/*
+	 * With --threads: the wake graph's edges that had wakeups in the interval (wakeups.csv),
+	 * by woken pool, most wakeups first within one
+	 */
 	int nr_wakes;
 	const struct cg_wake_row *wakes;
 };

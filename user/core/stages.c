@@ -404,9 +404,8 @@ static int json_pools(cJSON *obj, const struct stage_container *c, const struct 
 	arr = pools ? cJSON_AddArrayToObject(obj, "topPools") : NULL;
 	for (i = 0; arr && i < n && i < STAGES_TOP_POOLS && !err; i++) {
 		p = pools[i].item;
-		item = cJSON_CreateObject();
-		if (!item || !cJSON_AddItemToArray(arr, item)) {
-			cJSON_Delete(item);
+		item = json_append_object(arr);
+		if (!item) {
 			err = -ENOMEM;
 			break;
 		}
@@ -437,9 +436,8 @@ static int json_stages(cJSON *obj, const struct stage_container *c, const struct
 	arr = stages ? cJSON_AddArrayToObject(obj, "serialStages") : NULL;
 	for (i = 0; arr && i < n && !err; i++) {
 		t = stages[i].item;
-		item = cJSON_CreateObject();
-		if (!item || !cJSON_AddItemToArray(arr, item)) {
-			cJSON_Delete(item);
+		item = json_append_object(arr);
+		if (!item) {
 			err = -ENOMEM;
 			break;
 		}

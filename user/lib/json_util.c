@@ -33,6 +33,17 @@ cJSON *json_add_object(cJSON *obj, const char *label)
 	return child;
 }
 
+cJSON *json_append_object(cJSON *array)
+{
+	cJSON *item = cJSON_CreateObject();
+
+	if (item && !cJSON_AddItemToArray(array, item)) {
+		cJSON_Delete(item);
+		return NULL;
+	}
+	return item;
+}
+
 int json_add_label(cJSON *obj, const char *key, const char *label)
 {
 	char *value = utf8_sanitize(label);

@@ -18,4 +18,7 @@ int json_add_label(cJSON *obj, const char *key, const char *label);
 /* A new empty object at obj[label], the label sanitized first. NULL and errno on failure. */
 cJSON *json_add_object(cJSON *obj, const char *label);
 
+/* A new empty object at the end of array. NULL on failure (no memory). */
+cJSON *json_append_object(cJSON *array);
+
 #endif /* CGSTAT_JSON_UTIL_H */

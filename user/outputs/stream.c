@@ -122,8 +122,40 @@ static int json_figures(cJSON *obj, const struct cg_interval *iv, const struct c
 }
 
 /*
- * With --threads, a "pools" object in the record's (each pool's figures under its name) and a
- * "threads" one (its busiest threads under their ids, busiest first, with name and pool).
+ * Pool p's "wakers": an array of the pools whose threads woke its threads in the interval, most
+ * wakeups first, as objects {"container", "pool", "wakeups"}; a source that is no pool
+ * ("(timer)", "(interrupt)", "(unwatched)") has no "container". Nothing for a pool nobody woke.
+ */
+static int json_wakers(cJSON *obj, const struct cg_interval *iv, const struct cg_record *p)
+{
+	const struct cg_wake_row *w;
+	cJSON *wakers, *item;
+	int i, err = 0;
+
+	if (!p->nr_wakers)
+		return 0;
+	wakers = cJSON_AddArrayToObject(obj, "wakers");
+	if (!wakers)
+		return -ENOMEM;
+	for (i = 0; i < p->nr_wakers && !err; i++) {
+		w = &iv->wakes[p->first_waker + i];
+		item = json_append_object(wakers);
+		if (!item)
+			return -ENOMEM;
+		if (*w->waker_container)
+			err = json_add_label(item, "container", w->waker_container);
+		if (!err)
+			err = json_add_label(item, "pool", w->waker_pool);
+		if (!err)
+			err = json_add_number(item, "wakeups", (double)w->wakeups);
+	}
+	return err;
+}
+
+/*
+ * With --threads, a "pools" object in the record's (each pool's figures under its name, and its
+ * wakers) and a "threads" one (its busiest threads under their ids, busiest first, with name
+ * and pool).
  */
 static int json_pools(cJSON *obj, const struct cg_interval *iv, const struct cg_record *r)
 {
@@ -144,6 +176,8 @@ static int json_pools(cJSON *obj, const struct cg_interval *iv, const struct cg_
 		if (!item)
 			return -errno;
 		err = json_figures(item, iv, p, pool_figures, ARRAY_SIZE(pool_figures));
+		if (!err)
+			err = json_wakers(item, iv, p);
 	}
 	for (i = 0; i < r->nr_threads && !err; i++) {
 		p = &iv->threads[r->first_thread + i];

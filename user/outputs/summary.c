@@ -10,6 +10,7 @@
 #include "lib/json_util.h"
 #include "lib/message.h"
 #include "core/stages.h"
+#include "core/wakegraph.h"
 #include "core/totals.h"
 #include "outputs/stream.h"
 #include "outputs/summary.h"
@@ -91,7 +92,8 @@ struct summary {
 	double *host_sums;
 	uint64_t *host_counts;
 	int nr_host_columns;
-	struct stages *stages; /* with --threads (intervals with pools): made at the first */
+	struct stages *stages;	  /* with --threads (intervals with pools): made at the first */
+	struct wake_graph *wakes; /* and the run's wake graph, alike */
 	/* with --bpf-stats: the programs as of the last interval that had them (cumulative) */
 	struct summary_program *programs;
 	int nr_programs;
@@ -390,8 +392,12 @@ int summary__add(struct summary *s, const struct cg_interval *iv)
 	}
 	if (iv->pools && !s->stages && !(s->stages = stages__new()))
 		return -ENOMEM;
+	if (iv->pools && !s->wakes && !(s->wakes = wake_graph__new()))
+		return -ENOMEM;
 	if (iv->pools) {
 		err = stages__add(s->stages, iv);
+		if (!err)
+			err = wake_graph__add(s->wakes, iv);
 		if (err)
 			return err;
 	}
@@ -545,11 +551,9 @@ static int json_preempters(cJSON *obj, const struct summary_entry *e)
 			    (best < 0 || e->preempters[i].count > e->preempters[best].count))
 				best = i;
 		taken[best] = true;
-		item = cJSON_CreateObject();
-		if (!item || !cJSON_AddItemToArray(list, item)) {
-			cJSON_Delete(item);
+		item = json_append_object(list);
+		if (!item)
 			return -ENOMEM;
-		}
 		err = json_add_label(item, "cgroup", e->preempters[best].label);
 		if (!err)
 			err = json_add_number(item, "preemptions",
@@ -802,6 +806,8 @@ char *summary__to_json(const struct summary *s, uint64_t start_ms, uint64_t end_
 		err = json_containers(root, s);
 	if (!err && s->nr_folded)
 		err = json_add_number(root, "retiredContainersFolded", (double)s->nr_folded);
+	if (!err && s->wakes)
+		err = wake_graph__json(s->wakes, (double)s->total_ns / NSEC_PER_SEC, root);
 	if (!err)
 		err = json_programs(root, s);
 	if (!err)
@@ -845,6 +851,7 @@ void summary__free(struct summary *s)
 	free(s->host_sums);
 	free(s->host_counts);
 	stages__free(s->stages);
+	wake_graph__free(s->wakes);
 	programs_free(s->programs, s->nr_programs);
 	free(s);
 }

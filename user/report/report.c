@@ -14,6 +14,7 @@
 #include "lib/files.h"
 #include "lib/message.h"
 #include "report/report.h"
+#include "report/wake_drawing.h"
 #include "lib/text.h"
 #include "lib/util.h"
 
@@ -570,7 +571,34 @@ static const char page_script[] =
 	"  document.body.dataset.drawn = drawn;\n"
 	"})();\n";
 
-static int write_html(FILE *f, const struct report *r, const char *js, const char *css)
+/* What the page holds besides the report's data: dygraphs, and the wake graph's drawing. */
+struct page_parts {
+	char *js, *css;
+	char *wake_svg; /* NULL: none (no wake graph, or not drawn) */
+	int wake_edges, wake_left;
+};
+
+/*
+ * The wake graph's section, where the summary has one: dot's drawing, or why there is none;
+ * data-edges and data-left say how many edges it drew and left out.
+ */
+static void write_wake_graph(FILE *f, const struct page_parts *p)
+{
+	if (!p->wake_svg)
+		return;
+	fprintf(f, "<h2>Who wakes whom</h2>\n<p>Pools by container; a box's red is how busy its "
+		   "busiest thread was (a whole core: full red); a serial stage is drawn double; "
+		   "edges from waker to woken, wider with more wakeups a second.");
+	if (p->wake_left)
+		fprintf(f, " The %d busiest edges of %d.", p->wake_edges,
+			p->wake_edges + p->wake_left);
+	fprintf(f, "</p>\n<div id=\"wakegraph\" data-edges=\"%d\" data-left=\"%d\">\n",
+		p->wake_edges, p->wake_left);
+	fputs(p->wake_svg, f);
+	fputs("</div>\n", f);
+}
+
+static int write_html(FILE *f, const struct report *r, const struct page_parts *p)
 {
 	cJSON *root, *list, *one;
 	char *json;
@@ -594,15 +622,17 @@ static int write_html(FILE *f, const struct report *r, const char *js, const cha
 	fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
 	      "<title>cgstat run report</title>\n<style>\n",
 	      f);
-	fputs(css, f);
+	fputs(p->css, f);
 	fputs("\nbody { font-family: sans-serif; margin: 1em 2em; }\n"
 	      ".chart { width: 95%; height: 280px; }\n"
 	      "h2 { font-size: 1.1em; margin: 1.5em 0 0.3em; }\n</style>\n<script>\n",
 	      f);
-	fputs(js, f);
+	fputs(p->js, f);
 	fputs("\n</script>\n</head><body>\n<h1>cgstat run report</h1>\n<p id=\"folder\"></p>\n"
-	      "<pre id=\"errors\"></pre>\n<div id=\"charts\"></div>\n<script>\nvar REPORT = ",
+	      "<pre id=\"errors\"></pre>\n",
 	      f);
+	write_wake_graph(f, p);
+	fputs("<div id=\"charts\"></div>\n<script>\nvar REPORT = ", f);
 	write_script_json(f, json);
 	free(json);
 	fputs(";\ndocument.getElementById('folder').textContent = REPORT.folder;\n", f);
@@ -655,19 +685,29 @@ static int md_writer(FILE *f, struct report *r, void *ctx)
 	return 0;
 }
 
-struct library {
-	char *js, *css;
-};
-
 static int html_writer(FILE *f, struct report *r, void *ctx)
 {
-	const struct library *lib = ctx;
+	return write_html(f, r, ctx);
+}
 
-	return write_html(f, r, lib->js, lib->css);
+/* The wake graph drawn, where the summary has one: 0, or 1 after saying why it is not. */
+static int draw_wake_graph(struct report *r, struct page_parts *p)
+{
+	int err;
+
+	p->wake_svg = wake_drawing_svg(r->summary, &p->wake_edges, &p->wake_left, &err);
+	if (!err)
+		return 0;
+	fprintf(r->err, "cgstat: report: report.html has no wake graph: %s: %s\n",
+		getenv("CGSTAT_DOT") ?: WAKE_DRAWING_DOT,
+		err == -ENOENT	 ? "not found (Debian: apt-get install graphviz)"
+		: err == -EPROTO ? "failed"
+				 : strerror(-err));
+	return 1;
 }
 
 /* dygraphs, read now so that the page holds it and opens offline. */
-static int read_library(struct report *r, struct library *lib)
+static int read_library(struct report *r, struct page_parts *lib)
 {
 	const char *dir = getenv("CGSTAT_DYGRAPHS_DIR");
 	char path[4096];
@@ -694,7 +734,7 @@ static int read_library(struct report *r, struct library *lib)
 int report_main(int argc, char **argv, FILE *err)
 {
 	struct report r = { .err = err };
-	struct library lib = {};
+	struct page_parts lib = {};
 	int ret = 0, i;
 	double start;
 
@@ -723,12 +763,15 @@ int report_main(int argc, char **argv, FILE *err)
 	/* 0, as without one, where it is no time (NaN, below 0, past 2^64: undefined to convert) */
 	r.start_ms = start >= 0 && start < 1.8e19 ? (uint64_t)start : 0;
 	ret |= write_file(&r, "report.md", md_writer, NULL);
-	if (read_library(&r, &lib))
+	if (read_library(&r, &lib)) {
 		ret = 1;
-	else
+	} else {
+		ret |= draw_wake_graph(&r, &lib);
 		ret |= write_file(&r, "report.html", html_writer, &lib);
+	}
 	free(lib.js);
 	free(lib.css);
+	free(lib.wake_svg);
 	for (i = 0; i < NR_FILES; i++)
 		csv_table_free(r.tables[i]);
 	cJSON_Delete(r.summary);

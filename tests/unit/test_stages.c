@@ -245,9 +245,38 @@ static void test_partial(void)
 	stages__free(st);
 }
 
+/*
+ * A process that lives a millisecond of an interval and spins through it (every /bin/true of
+ * a churn in the every-cgroup mode) is no stage: serial over all of the time it was seen in,
+ * but for less than an interval in all. One that spins through a whole interval's time, split
+ * over two, is.
+ */
+static void test_short(void)
+{
+	static const uint32_t tid[] = { 41 }, live[] = { 0 }, gone[] = { 1 };
+	static const uint64_t blink[] = { 1 }, late[] = { 600 }, early[] = { 400 };
+	struct stages *st = stages_new();
+	cJSON *obj;
+
+	add_seen(st, 1, tid, blink, NULL, blink, gone);
+	obj = summary_of(st);
+	CHECK(cJSON_GetArraySize(cJSON_GetObjectItem(obj, "serialStages")) == 0);
+	cJSON_Delete(obj);
+	stages__free(st);
+
+	st = stages_new();
+	add_seen(st, 1, tid, late, NULL, late, live);
+	add_seen(st, 1, tid, early, NULL, early, gone);
+	obj = summary_of(st);
+	CHECK(cJSON_GetArraySize(cJSON_GetObjectItem(obj, "serialStages")) == 1);
+	cJSON_Delete(obj);
+	stages__free(st);
+}
+
 int main(void)
 {
 	test_rule();
+	test_short();
 	test_demand();
 	test_partial();
 	test_exits();

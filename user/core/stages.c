@@ -133,14 +133,17 @@ static uint64_t lived_ns(const struct stages *st, const struct stage_thread *t)
 
 /*
  * The rule of docs/metrics.md: serial over at least half of the time it was seen in, each
- * interval weighing what of it the thread covered (its first and last are partial).
+ * interval weighing what of it the thread covered (its first and last are partial), and over an
+ * interval's time at least (the run's mean interval): a process that lives a millisecond and
+ * spins through it, as each /bin/true of a churn does, is no stage.
  */
 static bool thread_serial(const struct stages *st, const struct stage_thread *t)
 {
-	uint64_t seen = lived_ns(st, t);
+	uint64_t seen = lived_ns(st, t),
+		 interval = st->intervals ? st->elapsed_ns / st->intervals : 0;
 
 	seen = seen > t->uncovered_ns ? seen - t->uncovered_ns : 0;
-	return t->serial && 2 * t->serial_ns >= seen;
+	return t->serial && 2 * t->serial_ns >= seen && t->serial_ns >= interval;
 }
 
 static uint64_t times_sum(const uint64_t *time_ns)

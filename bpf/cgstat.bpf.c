@@ -140,8 +140,6 @@ int BPF_PROG(cg_sched_switch, bool preempt, struct task_struct *prev, struct tas
 			slots_switch(&next_ts->slots, NULL, in, now);
 	}
 	run_record(run, next, next_ts, now, untasked);
-	if (pools)
-		waker_record(run, next, next_ts);
 	return 0;
 }
 
@@ -205,7 +203,6 @@ int BPF_PROG(cg_task_rename, struct task_struct *task, const char *comm)
 		ts->renamed_at = clock_now(task);
 		ts->gen = ~READ_ONCE(watch_gen);
 	}
-	__sync_fetch_and_add(&task_renames, 1);
 	return 0;
 }
 

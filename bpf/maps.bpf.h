@@ -198,12 +198,20 @@ struct {
 /* Edges taken so far; wakeups of pairs that found the table full */
 __u32 wake_edges_taken;
 __u64 wake_edges_dropped;
-/* Renames of any task so far: a waker's slot cached before one is resolved again */
-__u32 task_renames;
 
-/* Where cpu_run's irq_depth counts timers' callbacks, and other interrupts (wakes.bpf.h) */
+/*
+ * Per CPU, with --threads: how deep in timers' callbacks (hrtimer and timer wheel expiries) and
+ * in other interrupt handlers and softirqs it is
+ */
 #define CG_DEPTH_TIMER	   0
 #define CG_DEPTH_INTERRUPT 1
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32[2]);
+} irq_depth SEC(".maps");
 
 /* struct cg_pool_key -> its pool slot, with --threads */
 struct {

@@ -173,22 +173,6 @@ struct cpu_run {
 	 */
 	struct switch_out out;
 	struct switch_in in;
-	/*
-	 * With pools, the wake graph's waker (wakes.bpf.h): the slot of waker_task (0: none) as
-	 * resolved while it was in cgroup waker_cgid, with task_renames and watch_gen as they were
-	 * then. Written by the switch, read by sched_waking on this CPU.
-	 */
-	__u64 waker_task;
-	__u64 waker_cgid;
-	__u32 waker_slot;
-	__u32 waker_renames;
-	__u32 waker_watch_gen;
-	/*
-	 * With pools: how deep this CPU is in timers' callbacks (hrtimer and timer wheel
-	 * expiries) and in other interrupt handlers and softirqs, by CG_DEPTH_*; written by
-	 * their tracepoints, which never run inside the switch (interrupts are off there)
-	 */
-	__u32 irq_depth[2];
 };
 
 /*

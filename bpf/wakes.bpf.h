@@ -22,55 +22,27 @@ static __always_inline __u32 wake_slot_of(const struct task_state *ts)
 }
 
 /*
- * next comes on this CPU in the slots of next_ts (NULL: none): its wake slot for waker_now()
- * while it runs here, unless a rename came since its slots were resolved (the rename program
- * sets its gen stale first, then counts in task_renames: one read here of the new count finds
- * the gen stale).
- */
-static __always_inline void waker_record(struct cpu_run *run, struct task_struct *next,
-					 const struct task_state *next_ts)
-{
-	__u32 renames = READ_ONCE(task_renames), gen = READ_ONCE(watch_gen);
-
-	if (!next_ts || next_ts->gen != gen || !next_ts->slots.nslots) {
-		run->waker_task = 0;
-		return;
-	}
-	run->waker_task = (__u64)next;
-	run->waker_cgid = next_ts->cgid;
-	run->waker_renames = renames;
-	run->waker_watch_gen = gen;
-	run->waker_slot = wake_slot_of(next_ts);
-}
-
-/*
  * Who wakes now: a timer's expiry, another interrupt, current's slot, or none of cgstat's.
- * Current's slot comes from this CPU's record of it (waker_record()) while it is in the same
- * cgroup, no task was renamed and no cgroup watched or unwatched since: that spares a
- * task-storage lookup, a quarter of the program's work (docs/performance.md). Otherwise from
- * its task state, resolved again where it is stale: a rename anywhere sends every CPU here, so
- * that a thread that names itself and runs on (a busy stage never switches out) wakes from its
- * new pool at once (1 in 120 of a stage's wakeups went to its old pool otherwise, in
- * test_wakes); renames are rare (a thread's start, an exec).
+ * Current's slot as its task state has it, resolved again where that is stale (a rename sets
+ * its gen stale, so a thread that names itself and runs on, as a busy stage does, wakes from
+ * its new pool at once: 1 in 120 of a stage's wakeups went to its old pool otherwise, in
+ * test_wakes). The clock is read only for that resolve: read for every wakeup, as an argument,
+ * it was half the program's work (docs/performance.md).
  */
 static __always_inline __u32 waker_now(void)
 {
 	struct task_struct *current = bpf_get_current_task_btf();
-	struct cpu_run *run;
+	__u32 zero = 0, *depth = bpf_map_lookup_elem(&irq_depth, &zero);
 	struct task_state *ts;
-	__u32 zero = 0;
 
-	run = bpf_map_lookup_elem(&cpu_runs, &zero);
-	if (run && run->irq_depth[CG_DEPTH_TIMER])
+	if (depth && depth[CG_DEPTH_TIMER])
 		return CG_WAKER_TIMER;
-	if (run && run->irq_depth[CG_DEPTH_INTERRUPT])
+	if (depth && depth[CG_DEPTH_INTERRUPT])
 		return CG_WAKER_INTERRUPT;
-	if (run && run->waker_task == (__u64)current &&
-	    run->waker_cgid == current->cgroups->dfl_cgrp->kn->id &&
-	    run->waker_renames == READ_ONCE(task_renames) &&
-	    run->waker_watch_gen == READ_ONCE(watch_gen))
-		return run->waker_slot;
-	ts = task_state_get(current, clock_now(current), true, true);
+	ts = bpf_task_storage_get(&task_states, current, NULL, 0);
+	if (!ts || ts->cgid != current->cgroups->dfl_cgrp->kn->id ||
+	    ts->gen != READ_ONCE(watch_gen))
+		ts = task_state_get(current, clock_now(current), true, true);
 	if (!ts || !ts->slots.nslots || ts->state == TS_UNTRACKED)
 		return CG_WAKER_UNWATCHED;
 	return wake_slot_of(ts);
@@ -139,17 +111,15 @@ static __always_inline void wake_count(struct task_struct *p)
  */
 static __always_inline void irq_depth_move(__u32 which, bool entry)
 {
-	struct cpu_run *run;
-	__u32 zero = 0;
+	__u32 zero = 0, *depth = bpf_map_lookup_elem(&irq_depth, &zero);
 
-	run = bpf_map_lookup_elem(&cpu_runs, &zero);
-	if (!run)
+	if (!depth)
 		return;
 	which &= 1;
 	if (entry)
-		run->irq_depth[which] += 1;
-	else if (run->irq_depth[which])
-		run->irq_depth[which] -= 1;
+		depth[which] += 1;
+	else if (depth[which])
+		depth[which] -= 1;
 }
 
 #endif /* CGSTAT_WAKES_BPF_H */

@@ -504,7 +504,9 @@ static void check_threads(const char *label)
 
 	strncpy(rec.comm, label, CG_COMM_LEN - 1);
 	cg_pool_name(rec.comm, pool, 0);
+	/* all of the interval seen (its rest asleep): a stage is serial for an interval at least */
 	rec.time_ns[CG_ONCPU] = 990000000;
+	rec.time_ns[CG_SLEEP] = 10000000;
 	memcpy(thread_row.busiest.comm, rec.comm, CG_COMM_LEN);
 	/* the container's hungriest thread, as the drain finds it: the stage's rule needs it */
 	record.time_ns[CG_ONCPU] = rec.time_ns[CG_ONCPU];

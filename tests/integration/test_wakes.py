@@ -10,6 +10,7 @@ FUTEX_WAKE says each role's threads woke of each other's, so the reference is it
 - The JSON stream's "wakers" of each pool give the same edges, interval by interval, and the
   summary's "wakeGraph" over the run (the workload's counts again the reference, not
   wakeups.csv); the graph's nodes are the edges' ends.
+- A second cgstat beside the first, at another interval, counts the same edges.
 - Across containers (the stage's side in a child in another watched cgroup): the edge into the
   stage names the producers' container."""
 
@@ -70,10 +71,19 @@ def one_container(args):
     with h.scratch_cgroup("pipe") as cg:
         cgstat = h.Cgstat(args.cgstat, ["-f", "json", "-i", "0.5", "--threads", "--no-perf",
                                         "-c", "pl=" + cg])
+        # a second cgstat beside, maps and programs of its own: its graph must be as exact
+        second = h.Cgstat(args.cgstat, ["-q", "-i", "0.3", "--threads", "--no-perf",
+                                        "-c", "pl=" + cg])
         report = h.run_workload(args.workload, cg, "pipeline", SECONDS, 2, 2)
         h.settle()
+        second.stop()
         cgstat.stop()
     got = edges_of(cgstat)
+    beside = edges_of(second)
+    for key, (pool, waker) in EDGES.items():
+        check_edge("pl (a second cgstat beside): %s -> %s" % (waker, pool),
+                   beside[("pl", pool, "pl", waker)], report["woke"][key],
+                   1000 if waker == "stage" else 0)
     stream, bad = stream_edges_of(cgstat)
     for key, (pool, waker) in EDGES.items():
         for where, edges in (("pl", got), ("pl (stream's wakers)", stream)):

@@ -189,8 +189,8 @@ int BPF_PROG(cg_sched_wakeup_new, struct task_struct *p)
 /* A removed cgroup's slot is freed by the loader once no task counts in it. */
 /*
  * A renamed thread (prctl(PR_SET_NAME), a write to /proc/TID/comm, exec) may be of another pool:
- * its next event resolves its slots again, under the new name (the tracepoint comes just before
- * the name changes), and where it ran on meanwhile its switch-out gives the new pool the time
+ * its next event resolves its slots again, under the new name, kept here from the tracepoint
+ * (which comes before the kernel writes it), and where it ran on meanwhile its switch-out gives the new pool the time
  * since the rename (renamed_on_cpu()). A thread names itself as it starts and may then run for
  * tens of milliseconds before its first switch. Loaded with --threads only.
  */
@@ -200,6 +200,10 @@ int BPF_PROG(cg_task_rename, struct task_struct *task, const char *comm)
 	struct task_state *ts = bpf_task_storage_get(&task_states, task, NULL, 0);
 
 	if (ts) {
+		/* the new name first, the gen that sends the task to a resolve last */
+		__builtin_memset(ts->comm, 0, sizeof(ts->comm));
+		bpf_probe_read_kernel_str(ts->comm, sizeof(ts->comm), comm);
+		WRITE_ONCE(ts->comm_renamed, 1);
 		ts->renamed_at = clock_now(task);
 		ts->gen = ~READ_ONCE(watch_gen);
 	}

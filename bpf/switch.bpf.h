@@ -47,7 +47,16 @@ static __always_inline struct task_state *task_state_get(struct task_struct *t, 
 		task_move_cgroup(ts, cg, cgid, now, atomic);
 		return ts;
 	}
-	bpf_probe_read_kernel(ts->comm, sizeof(ts->comm), t->comm);
+	/*
+	 * The name a rename gives, not t->comm: the kernel writes that after the rename's
+	 * tracepoint, and an event in between (a snapshot's IPI on the renaming thread) would
+	 * resolve it under its old name for good (CI run 54: a pipeline stage's wakeups all went
+	 * to the edges of its pool before it named itself)
+	 */
+	if (READ_ONCE(ts->comm_renamed))
+		ts->comm_renamed = 0;
+	else
+		bpf_probe_read_kernel(ts->comm, sizeof(ts->comm), t->comm);
 	counted = ts->slots.nslots;
 	task_move_cgroup(ts, cg, cgid, now, atomic);
 	/* a rename seen off CPU: the task comes on in its new slots (renamed_on_cpu()) */

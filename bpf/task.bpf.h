@@ -34,6 +34,7 @@ static __always_inline bool state_blocked(__u32 state)
 }
 
 #define READ_ONCE(x) (*(volatile typeof(x) *)&(x))
+#define WRITE_ONCE(x, v) (*(volatile typeof(x) *)&(x) = (v))
 
 /* ts->state: 0 until the task is tracked, then its enum cg_state + 1. */
 #define TS_UNTRACKED 0
@@ -92,6 +93,8 @@ struct task_state {
 	char comm[CG_COMM_LEN];
 	/* with pools: when it was last renamed (see cg_task_rename) */
 	__u64 renamed_at;
+	/* with pools: comm holds the name a rename gives it, which its next resolve takes */
+	__u32 comm_renamed;
 	/*
 	 * with pools: its last waker's slot (high half) and their edge's index + 1 (low half),
 	 * one store; 0 whenever its own slots are resolved again (task_move_cgroup())

@@ -190,9 +190,9 @@ int BPF_PROG(cg_sched_wakeup_new, struct task_struct *p)
 /*
  * A renamed thread (prctl(PR_SET_NAME), a write to /proc/TID/comm, exec) may be of another pool:
  * its next event resolves its slots again, under the new name, kept here from the tracepoint
- * (which comes before the kernel writes it), and where it ran on meanwhile its switch-out gives the new pool the time
- * since the rename (renamed_on_cpu()). A thread names itself as it starts and may then run for
- * tens of milliseconds before its first switch. Loaded with --threads only.
+ * (which comes before the kernel writes it), and where it ran on meanwhile its switch-out gives the
+ * new pool the time since the rename (renamed_on_cpu()). A thread names itself as it starts and may
+ * then run for tens of milliseconds before its first switch. Loaded with --threads only.
  */
 SEC("tp_btf/task_rename")
 int BPF_PROG(cg_task_rename, struct task_struct *task, const char *comm)

@@ -33,7 +33,7 @@ static __always_inline bool state_blocked(__u32 state)
 	return (state & (TASK_UNINTERRUPTIBLE | TASK_NOLOAD)) == TASK_UNINTERRUPTIBLE;
 }
 
-#define READ_ONCE(x) (*(volatile typeof(x) *)&(x))
+#define READ_ONCE(x)	 (*(volatile typeof(x) *)&(x))
 #define WRITE_ONCE(x, v) (*(volatile typeof(x) *)&(x) = (v))
 
 /* ts->state: 0 until the task is tracked, then its enum cg_state + 1. */

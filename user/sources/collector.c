@@ -129,10 +129,46 @@ static int pools_prepare(struct cgstat_bpf *skel)
 
 	for (i = 0; i < ARRAY_SIZE(progs); i++)
 		bpf_program__set_autoload(progs[i], skel->rodata->pools);
+	/* the depth programs, from cg_hrtimer_entry on, attach_depths() attaches */
+	for (i = 3; i < ARRAY_SIZE(progs); i++)
+		bpf_program__set_autoattach(progs[i], false);
 	for (i = 0; skel->rodata->pools && i < ARRAY_SIZE(maps); i++) {
 		err = bpf_map__set_max_entries(maps[i].map, maps[i].entries);
 		if (err)
 			return err;
+	}
+	return 0;
+}
+
+/*
+ * With pools, the depth programs (bpf/wakes.bpf.h), after the rest: their ends, then their
+ * beginnings. A timer's callback, an interrupt handler or a softirq that began between the
+ * attaches of its beginning and its end would leave its CPU's depth up for good, and every later
+ * wakeup there would count as the timer's or the interrupt's; one begun before its beginning is
+ * attached ends at depth 0, which stays so. (The skeleton attaches in the object's order,
+ * beginnings first: pools_prepare() keeps it from attaching these.) 0 or -errno.
+ */
+static int attach_depths(struct cgstat_bpf *skel)
+{
+	struct {
+		struct bpf_program *prog;
+		struct bpf_link **link;
+	} order[] = {
+		{ skel->progs.cg_hrtimer_exit, &skel->links.cg_hrtimer_exit },
+		{ skel->progs.cg_timer_exit, &skel->links.cg_timer_exit },
+		{ skel->progs.cg_irq_exit, &skel->links.cg_irq_exit },
+		{ skel->progs.cg_softirq_exit, &skel->links.cg_softirq_exit },
+		{ skel->progs.cg_hrtimer_entry, &skel->links.cg_hrtimer_entry },
+		{ skel->progs.cg_timer_entry, &skel->links.cg_timer_entry },
+		{ skel->progs.cg_irq_entry, &skel->links.cg_irq_entry },
+		{ skel->progs.cg_softirq_entry, &skel->links.cg_softirq_entry },
+	};
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(order); i++) {
+		*order[i].link = bpf_program__attach(order[i].prog);
+		if (!*order[i].link)
+			return -errno;
 	}
 	return 0;
 }
@@ -450,6 +486,8 @@ struct collector *collector__open(const struct collector_opts *opts)
 		}
 	}
 	err = cgstat_bpf__attach(c->skel);
+	if (!err && opts->pools)
+		err = attach_depths(c->skel);
 	if (err) {
 		fprintf(stderr, "cgstat: cannot attach the BPF programs: %s\n", bpf_strerror(err));
 		goto fail;

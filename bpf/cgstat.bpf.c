@@ -22,6 +22,7 @@
 #include "repair.bpf.h"
 #include "snapshot.bpf.h"
 #include "wakes.bpf.h"
+#include "light.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -393,6 +394,63 @@ int BPF_PROG(cg_softirq_exit)
 	return 0;
 }
 
+/*
+ * --light (light.bpf.h): every task's growth since its last sweep, charged to its slots, run
+ * by the loader just before each snapshot. Preemptible: atomics. A task whose storage the
+ * kernel refuses now is charged at a later sweep or its exit; a task outside every watched
+ * subtree keeps its figures current, so that a move in counts from its last sweep.
+ */
+SEC("iter/task")
+int cg_light_sweep(struct bpf_iter__task *ctx)
+{
+	struct task_struct *t = ctx->task;
+	struct task_state *ts;
+	__u64 now = bpf_ktime_get_ns();
+
+	if (ctx->meta->seq_num == 0 && t) {
+		light_born_after = light_sweep_at ? light_sweep_at : now;
+		light_sweep_at = now;
+	}
+	if (!t || !t->pid)
+		return 0;
+	ts = task_state_get(t, now, true, true);
+	if (ts)
+		light_charge(t, ts, now, light_born_after, false);
+	return 0;
+}
+
+/*
+ * --light: a task exits. Its growth to here is charged and its alive time ends; what it runs
+ * after this (microseconds, to its last switch) its free charges.
+ */
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(cg_light_exit, struct task_struct *p)
+{
+	__u64 now = bpf_ktime_get_ns();
+	struct task_state *ts;
+
+	if (!p->pid)
+		return 0;
+	ts = task_state_get(p, now, true, false);
+	if (ts)
+		light_charge(p, ts, now, light_sweep_at, true);
+	return 0;
+}
+
+/*
+ * --light: a task is freed, an RCU grace period after its exit: its figures are final. Where its
+ * exit found it held by a sweep, its alive time ends here, late by that grace period.
+ */
+SEC("tp_btf/sched_process_free")
+int BPF_PROG(cg_light_freed, struct task_struct *p)
+{
+	struct task_state *ts = bpf_task_storage_get(&task_states, p, NULL, 0);
+
+	if (ts && ts->state != TS_UNTRACKED)
+		light_charge(p, ts, bpf_ktime_get_ns(), light_sweep_at, true);
+	return 0;
+}
+
 /* Run on each CPU in turn by the loader (BPF_PROG_TEST_RUN with BPF_F_TEST_RUN_ON_CPU). */
 SEC("raw_tp")
 int cg_snapshot(struct bpf_raw_tracepoint_args *ctx)
@@ -406,11 +464,13 @@ int cg_snapshot(struct bpf_raw_tracepoint_args *ctx)
 	__u64 untasked = 0;
 	__u32 zero = 0;
 
+	/* --light: the sweep's clock; no switch samples the offset of the run-queue clock */
 	if (c.first)
-		snapshot_now = clock_now(current);
+		snapshot_now = light ? bpf_ktime_get_ns() : clock_now(current);
 	c.now = snapshot_now;
 
-	run = bpf_map_lookup_elem(&cpu_runs, &zero);
+	/* --light: no CPU record; the sweep has charged every task already */
+	run = light ? NULL : bpf_map_lookup_elem(&cpu_runs, &zero);
 	if (run && c.cpu == CG_THIS_CPU) {
 		task_clock_untasked(current, &untasked);
 		run_task_repair(run, current, c.now, untasked);

@@ -20,6 +20,8 @@ const volatile __u32 nr_cpus = 1;
 /* --threads: each watched cgroup's threads count in its pool slots (CG_POOLS_PER_WATCHED) */
 const volatile bool pools;
 const volatile bool pool_exact; /* --pool-by comm: a pool is a thread name, not its pattern */
+/* --light: no scheduler event is counted; a sweep reads each task's figures (light.bpf.h) */
+const volatile bool light;
 /*
  * With pools in the all-cgroups mode, the slots pools may hold of max_slots, all cgroups
  * together (the rest are the cgroups' own); pool_slots_held, how many they hold now: taken
@@ -70,6 +72,12 @@ __u32 clock_offset_valid;
  * run-queue time in a long run, given back as an interval of none.
  */
 __u64 snapshot_now;
+/*
+ * --light: when the sweep running now began, and the one before it; a task born after the one
+ * before was seen by none, and counts from zero
+ */
+__u64 light_sweep_at;
+__u64 light_born_after;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);

@@ -103,6 +103,14 @@ struct task_state {
 	/* with pools: its entry of the thread table (index + 1; 0: none), and the entry's seq */
 	__u32 thread_entry;
 	__u32 thread_seq;
+	/*
+	 * --light (light.bpf.h): its se.sum_exec_runtime and nivcsw as its last charge took them
+	 * in (with run_delay, pcount, nvcsw, nr_migrations and the faults above), and who charges
+	 * it now: 1 while a sweep, its exit or its free does
+	 */
+	__u64 light_exec;
+	__u64 nivcsw;
+	__u32 light_busy;
 };
 
 /*

@@ -220,7 +220,8 @@ static int event_list_parse(struct event_list *el, const struct cg_opts *opts)
 	char err[256];
 	int i;
 
-	if (opts->no_perf)
+	/* --light: perf counts are charged at the switches, which it does not follow */
+	if (opts->no_perf || opts->light)
 		return 0;
 	if (events_parse(opts->events ? opts->events : events_default_list(), el->ev, CG_MAX_EVENTS,
 			 &el->nr, err, sizeof(err))) {
@@ -944,6 +945,7 @@ static int run_load(struct run *r)
 	copts.max_slots = r->opts.max_cgroups;
 	copts.pools = r->opts.threads;
 	copts.pool_exact = r->opts.pool_exact;
+	copts.light = r->opts.light;
 	copts.perf_fds = perf_counters__fds(r->events.perf);
 	copts.nr_perf_events = perf_counters__nr_open(r->events.perf);
 	copts.verbose = r->opts.verbose > 1;
@@ -959,6 +961,11 @@ static int run_load(struct run *r)
 			      slots__label, r->slots);
 	if (!r->drain || (r->opts.threads && drain__set_pools(r->drain, r->opts.pool_exact)))
 		return -ENOMEM;
+	if (r->opts.light) {
+		drain__set_light(r->drain);
+		fprintf(stderr, "cgstat: --light: no run-queue quantiles, preemptions, sleep and "
+				"blocked split, stolen time or busiest thread (empty)\n");
+	}
 	drain__set_preempter_label(r->drain, slots__cgroup_label, r->slots);
 	drain__set_container(r->drain, slots__container, r->slots);
 	/* a compose service's total: the sum of its replicas' slots (sources/watch.h) */

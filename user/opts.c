@@ -36,6 +36,7 @@ enum {
 	OPT_NO_NAMES,
 	OPT_KUBELET_LOGS,
 	OPT_BPF_STATS,
+	OPT_LIGHT,
 };
 
 /* The ':' after it makes getopt silent and report a missing argument as ':'. */
@@ -60,6 +61,7 @@ static const struct option long_options[] = {
 	{ "no-names", no_argument, NULL, OPT_NO_NAMES },
 	{ "kubelet-logs", required_argument, NULL, OPT_KUBELET_LOGS },
 	{ "bpf-stats", no_argument, NULL, OPT_BPF_STATS },
+	{ "light", no_argument, NULL, OPT_LIGHT },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
@@ -99,6 +101,9 @@ static const char usage_text[] =
 	"                                names (default /var/log)\n"
 	"      --bpf-stats               count cgstat's BPF programs' runs and run time, said\n"
 	"                                at exit (the counting adds to every run)\n"
+	"      --light                   nothing on the workload's switches: each interval, read\n"
+	"                                every task's own counters (fewer figures: see the man\n"
+	"                                page); no perf counters, no --threads\n"
 	"  -q, --quiet                   write nothing to stdout\n"
 	"  -v, --verbose                 more diagnostics on stderr; repeatable\n"
 	"  -h, --help                    print this help and exit\n"
@@ -425,6 +430,9 @@ static int parse_option(struct cg_opts *opts, int c, char **argv, FILE *out, FIL
 	case OPT_BPF_STATS:
 		opts->bpf_stats = true;
 		return 0;
+	case OPT_LIGHT:
+		opts->light = true;
+		return 0;
 	case 'q':
 		opts->quiet = true;
 		return 0;
@@ -502,6 +510,13 @@ int opts_parse(struct cg_opts *opts, int argc, char **argv, FILE *out, FILE *err
 		goto out;
 	if (opts->events && opts->no_perf)
 		ret = fail(err, "--events and --no-perf exclude each other", NULL, "");
+	else if (opts->light && opts->threads)
+		ret = fail(err,
+			   "--light counts no thread by interval: --threads needs the switches",
+			   NULL, "");
+	else if (opts->light && opts->events)
+		ret = fail(err, "--light counts no perf events: they are read at the switches",
+			   NULL, "");
 	else if (opts->pool_by_given && !opts->threads)
 		ret = fail(err, "--pool-by says how --threads makes pools: give --threads", NULL,
 			   "");

@@ -34,6 +34,7 @@ struct cg_opts {
 	bool no_names;	    /* --no-names: no runtime is asked for containers' names */
 	char *kubelet_logs; /* --kubelet-logs DIR, or NULL: /var/log */
 	bool bpf_stats;	    /* --bpf-stats: the BPF programs' runs and run time */
+	bool light;	    /* --light: a sweep of each task's counters, no scheduler events */
 };
 
 /* N of --threads without a value */

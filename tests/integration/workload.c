@@ -109,7 +109,7 @@ static int nr_starts;
 
 static struct kstat children;		/* reaped children, from rusage */
 static long reaped, reaped_threads;	/* children, and the threads they ran and joined */
-static uint64_t moved_ns, moved_faults; /* see enter_cgroup() */
+static uint64_t moved_ns, moved_faults, premove_ns; /* see enter_cgroup() */
 
 static void die(const char *what)
 {
@@ -376,8 +376,9 @@ static void report(void)
 	printf("},");
 	timed_print("gaps_ns", &gaps);
 	timed_print("oversleeps_ns", &oversleeps);
-	printf("\"moved_ns\":%lu,\"moved_faults\":%lu,\"reaped\":%ld,\"reaped_threads\":%ld,",
-	       moved_ns, moved_faults, reaped, reaped_threads);
+	printf("\"moved_ns\":%lu,\"premove_ns\":%lu,\"moved_faults\":%lu,\"reaped\":%ld,"
+	       "\"reaped_threads\":%ld,",
+	       moved_ns, premove_ns, moved_faults, reaped, reaped_threads);
 	kstat_print("children", &children, 0);
 	printf("}\n");
 	fflush(stdout);
@@ -1241,6 +1242,8 @@ static uint64_t thread_faults(void)
  * wakeup does not migrate it, and says how long it ran from just before the move to that
  * sleep (moved_ns), and its page faults then (moved_faults): at most what cpu.stat, or perf's
  * cgroup counters, which follow a move at once, hold and cgstat leaves to the old cgroup.
+ * premove_ns: all it ran before the move (since its fork, exec and all), in the old cgroup for
+ * cpu.stat, and in the new one for --light, which takes a task's runtime at its first sweep.
  */
 static void enter_cgroup(const char *dir)
 {
@@ -1249,6 +1252,7 @@ static void enter_cgroup(const char *dir)
 
 	moved_faults = thread_faults();
 	moved_ns = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+	premove_ns = moved_ns;
 	move_to_cgroup(dir);
 	snprintf(self_dir, sizeof(self_dir), "/proc/self/task/%d", gettid());
 	if (read_kstat(self_dir, &main_baseline))

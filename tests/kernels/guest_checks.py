@@ -28,6 +28,7 @@ sys.path.insert(0, os.path.join(HERE, "..", "integration"))
 import harness as h  # noqa: E402
 import test_accuracy as acc  # noqa: E402
 import test_invariants as inv  # noqa: E402
+import test_light as light  # noqa: E402
 import test_modes as modes  # noqa: E402
 import test_threads as thr  # noqa: E402
 import test_verdict as ver  # noqa: E402
@@ -98,6 +99,9 @@ def load_modes(args):
         loads(args, "watched", ["--no-perf", "-c", "o=" + outer, "-c", "i=" + inner])
         loads(args, "threads", ["--no-perf", "--threads", "-c", "o=" + outer])
     loads(args, "all-threads", ["--no-perf", "--threads"])
+    loads(args, "light", ["--light"])
+    with h.scratch_cgroup("outer") as outer:
+        loads(args, "light-watched", ["--light", "-c", "o=" + outer])
     # software events: the guests have no PMU, as this host has none
     loads(args, "perf", ["-e", "task-clock,context-switches,cpu-migrations,page-faults"])
 
@@ -155,6 +159,19 @@ def threads(args):
     """--threads: each interval's pools add up to their container's row."""
     cgstat, report = thr.run(args)
     thr.check_sums(cgstat)
+
+
+def light_mode(args):
+    """--light: two spinners sharing one CPU (on-CPU against cpu.stat, run-queue time against
+    schedstat, switches and waits against /proc/TID/status) and a fork/exit loop whose
+    processes come and go between sweeps (on-CPU against cpu.stat)."""
+    got, rows, report, usage = light.measure(args, "hogs", 2, 1)
+    light.check_empty("light hogs", rows)
+    h.check_final_counts("light hogs", got, report, ("voluntary", "involuntary", "waits"))
+    light.check_cpu("light hogs", got, usage, report)
+    light.check_runq("light hogs", got, report)
+    got, rows, report, usage = light.measure(args, "churn", 100, 4)
+    light.check_cpu("light churn", got, usage, report)
 
 
 def throttled(args):
@@ -264,6 +281,7 @@ CHECKS = {
     "sleepers": sleepers,
     "all-cgroups": all_cgroups,
     "threads": threads,
+    "light": light_mode,
     "throttled": throttled,
     "live": live,
     "capabilities": capabilities,

@@ -97,6 +97,54 @@ static void test_record_figures(void)
 	CHECK(unit_decimals(CG_UNIT_COARSE) == 1);
 }
 
+/*
+ * --light's records: what the sweep counts is there (off-CPU as a whole too), what only events
+ * give is not, whatever the amounts hold; and so in run totals (/metrics' counters).
+ */
+static void test_light_figures(void)
+{
+	struct cg_record r = {
+		.tasks = 3,
+		.time_ns = { 1500000000, 500000000, 2000000000, 0, 0 },
+		.count[CG_NVCSW] = 250,
+		.count[CG_RUNQ_WAITS] = 4,
+		.count[CG_PREEMPTED_BY_SAME] = 0,
+		.runq_max_ns = 37000,
+		.light = true,
+	};
+	static const enum cg_figure missing[] = {
+		CG_FIG_SLEEP_MILLIS,	     CG_FIG_BLOCKED_MILLIS,	CG_FIG_SLEEP_MILLIS_RATE,
+		CG_FIG_BLOCKED_MILLIS_RATE,  CG_FIG_SLEEP_PERCENT,	CG_FIG_BLOCKED_PERCENT,
+		CG_FIG_STOLEN_MILLIS,	     CG_FIG_STOLEN_MILLIS_RATE, CG_FIG_RUNQ_P50_MICROS,
+		CG_FIG_RUNQ_P99_MICROS,	     CG_FIG_RUNQ_MAX_MICROS,	CG_FIG_PREEMPTED_SAME,
+		CG_FIG_PREEMPTED_OTHER,	     CG_FIG_PREEMPTED_KERNEL,	CG_FIG_PREEMPTED_SAME_RATE,
+		CG_FIG_BUSIEST_THREAD_CORES,
+	};
+	double value;
+	uint64_t amount;
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(missing); i++) {
+		CHECK(!record_figure(&r, 1000000000, missing[i], &value));
+		CHECK(!amounts_value(&r.amounts, missing[i], &amount));
+	}
+	CHECK(near(figure(&r, 1000000000, CG_FIG_ONCPU_MILLIS), 1500));
+	CHECK(near(figure(&r, 1000000000, CG_FIG_RUNQ_MILLIS), 500));
+	CHECK(near(figure(&r, 1000000000, CG_FIG_RUNQ_WAITS), 4));
+	CHECK(near(figure(&r, 1000000000, CG_FIG_VCSW), 250));
+	CHECK(near(figure(&r, 1000000000, CG_FIG_OFFCPU_MILLIS), 2000));
+	CHECK(near(figure(&r, 2000000000, CG_FIG_OFFCPU_MILLIS_RATE), 1000));
+	/* of 4 s of task time, 0.5 s waiting */
+	CHECK(near(figure(&r, 1000000000, CG_FIG_RUNQ_PERCENT), 12.5));
+	CHECK(amounts_value(&r.amounts, CG_FIG_OFFCPU_MILLIS, &amount) && amount == 2000000000);
+
+	/* the default mode has off-CPU as a whole as sleep and blocked together */
+	r.light = false;
+	r.time_ns[CG_BLOCKED] = 500000000;
+	CHECK(near(figure(&r, 1000000000, CG_FIG_OFFCPU_MILLIS), 2500));
+	CHECK(near(figure(&r, 1000000000, CG_FIG_SLEEP_MILLIS), 2000));
+}
+
 static void test_event_figure(void)
 {
 	enum cg_unit unit;
@@ -344,6 +392,7 @@ static void test_verdict(void)
 int main(void)
 {
 	test_record_figures();
+	test_light_figures();
 	test_event_figure();
 	test_derived();
 	test_host_columns();

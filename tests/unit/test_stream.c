@@ -96,7 +96,7 @@ static void test_csv(void)
 		"offCpuSleepMillis,offCpuBlockedMillis,voluntarySwitches,involuntarySwitches,"
 		"migrations,runqWaits,runqP50Micros,runqP99Micros,runqMaxMicros,"
 		"preemptedBySameCgroup,preemptedByOtherCgroup,preemptedByKernel,stolenMillis,"
-		"minorPageFaults,majorPageFaults,periods,throttledPeriods,throttledMillis,"
+		"offCpuMillis,minorPageFaults,majorPageFaults,periods,throttledPeriods,throttledMillis,"
 		"cpuPressureSomeMillis,cpuPressureFullMillis,memoryPressureSomeMillis,"
 		"ioPressureSomeMillis,ioPressureFullMillis,busiestThreadCores,hungriestThreadRanCores,"
 		"hungriestThreadWaitedCores,topPreempter,verdict,"
@@ -105,11 +105,11 @@ static void test_csv(void)
 		"ghz,instructionsPerCycle,llcMissesPerKiloInstructions,llcMissPercent,"
 		"l1dMissesPerKiloInstructions,branchMissesPerKiloInstructions\n"
 		"1700000000123,1000.000,web,1.500,12,1500.000,250.000,2000.000,250.000,"
-		"250,20,5,2,0.992,37.000,37.000,12,7,1,125.000,300,4,,,,,,,,,0.000,,,\"/noisy\n\xff\",contended:same,,,"
+		"250,20,5,2,0.992,37.000,37.000,12,7,1,125.000,2250.000,300,4,,,,,,,,,0.000,,,\"/noisy\n\xff\",contended:same,,,"
 		"3000000000,6000000000,1500.000,"
 		"2.000,2.000,,,,\n"
 		"1700000000123,1000.000,\"a,\"\"b\"\"\n\xff\xfe\",0.000,1,0.000,0.000,0.000,0.000,"
-		"0,0,0,0,,,,0,0,0,0.000,0,0,,,,,,,,,0.000,,,,idle,,,,1000,0.000,,,,,,\n");
+		"0,0,0,0,,,,0,0,0,0.000,0.000,0,0,,,,,,,,,0.000,,,,idle,,,,1000,0.000,,,,,,\n");
 	CHECK(err == 0);
 
 	/* Later intervals: rows only. Half a second with the same amounts: twice the cores. */
@@ -118,7 +118,7 @@ static void test_csv(void)
 	CHECK_STR(
 		render(CG_FORMAT_CSV, false, &err),
 		"1700000000123,500.000,web,3.000,12,1500.000,250.000,2000.000,250.000,"
-		"250,20,5,2,0.992,37.000,37.000,12,7,1,125.000,300,4,,,,,,,,,0.000,,,\"/noisy\n\xff\",contended:same,,,"
+		"250,20,5,2,0.992,37.000,37.000,12,7,1,125.000,2250.000,300,4,,,,,,,,,0.000,,,\"/noisy\n\xff\",contended:same,,,"
 		"3000000000,6000000000,1500.000,"
 		"2.000,2.000,,,,\n");
 	CHECK(err == 0);
@@ -131,7 +131,7 @@ static void test_csv(void)
 		"offCpuSleepMillis,offCpuBlockedMillis,voluntarySwitches,involuntarySwitches,"
 		"migrations,runqWaits,runqP50Micros,runqP99Micros,runqMaxMicros,"
 		"preemptedBySameCgroup,preemptedByOtherCgroup,preemptedByKernel,stolenMillis,"
-		"minorPageFaults,majorPageFaults,periods,throttledPeriods,throttledMillis,"
+		"offCpuMillis,minorPageFaults,majorPageFaults,periods,throttledPeriods,throttledMillis,"
 		"cpuPressureSomeMillis,cpuPressureFullMillis,memoryPressureSomeMillis,"
 		"ioPressureSomeMillis,ioPressureFullMillis,busiestThreadCores,hungriestThreadRanCores,"
 		"hungriestThreadWaitedCores,topPreempter,verdict,"
@@ -139,7 +139,7 @@ static void test_csv(void)
 		"ghz,instructionsPerCycle,llcMissesPerKiloInstructions,llcMissPercent,"
 		"l1dMissesPerKiloInstructions,branchMissesPerKiloInstructions\n"
 		"1700000000123,500.000,web,3.000,12,1500.000,250.000,2000.000,250.000,"
-		"250,20,5,2,0.992,37.000,37.000,12,7,1,125.000,300,4,,,,,,,,,0.000,,,\"/noisy\n\xff\",contended:same,,,,,,,,\n");
+		"250,20,5,2,0.992,37.000,37.000,12,7,1,125.000,2250.000,300,4,,,,,,,,,0.000,,,\"/noisy\n\xff\",contended:same,,,,,,,,\n");
 	CHECK(err == 0);
 }
 
@@ -159,7 +159,7 @@ static void test_json_exact(void)
 		"\"voluntarySwitches\":250,\"involuntarySwitches\":20,\"migrations\":5,"
 		"\"runqWaits\":2,\"runqP50Micros\":0.992,\"runqP99Micros\":37,"
 		"\"runqMaxMicros\":37,\"preemptedBySameCgroup\":12,\"preemptedByOtherCgroup\":7,"
-		"\"preemptedByKernel\":1,\"stolenMillis\":125,\"minorPageFaults\":300,\"majorPageFaults\":4,\"busiestThreadCores\":0,\"topPreempter\":\"/noisy\\n\xef\xbf\xbd\",\"verdict\":\"contended:same\",\"cycles\":3000000000,\"instructions\":6000000000,"
+		"\"preemptedByKernel\":1,\"stolenMillis\":125,\"offCpuMillis\":2250,\"minorPageFaults\":300,\"majorPageFaults\":4,\"busiestThreadCores\":0,\"topPreempter\":\"/noisy\\n\xef\xbf\xbd\",\"verdict\":\"contended:same\",\"cycles\":3000000000,\"instructions\":6000000000,"
 		"\"taskClockMillis\":1500,\"ghz\":2,\"instructionsPerCycle\":2}}}\n");
 	CHECK(err == 0);
 

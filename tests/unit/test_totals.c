@@ -51,6 +51,12 @@ static void check_rule(enum totals_validity v)
 	CHECK(!!(t.cgroupfs_valid & (1u << CG_FS_THROTTLED_NS)) == (v == TOTALS_VALID_ANY));
 	/* a figure no part read: invalid under ANY, and under ALL only while none was missing */
 	CHECK(!(t.cgroupfs_valid & (1u << CG_FS_PERIODS)));
+	/* --light's amounts stay --light's in any sum */
+	CHECK(!t.light);
+	b.light = true;
+	totals_add(&t, &b, 1, v);
+	totals_add(&t, &c, 1, v);
+	CHECK(t.light);
 }
 
 /* The label table: found by name, listed in first-seen order, and gone once unlinked. */

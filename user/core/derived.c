@@ -104,6 +104,10 @@ const struct cg_figure_column figure_columns[CG_NR_FIGURES] = {
 	[CG_FIG_HUNGRIEST_WAITED_CORES] = { "hungriestThreadWaitedCores", CG_UNIT_FINE,
 					    CG_AMOUNT_HUNGRIEST_THREAD, CG_RUNQ, CG_SCALE_CORES },
 	[CG_FIG_THREADS] = { "threads", CG_UNIT_COUNT, CG_AMOUNT_TASKS, 0, CG_SCALE_AS_IS },
+	[CG_FIG_OFFCPU_MILLIS] = { "offCpuMillis", CG_UNIT_FINE, CG_AMOUNT_OFF_CPU, 0,
+				   CG_SCALE_MILLIS },
+	[CG_FIG_OFFCPU_MILLIS_RATE] = { "offCpuMillisPerSecond", CG_UNIT_COARSE, CG_AMOUNT_OFF_CPU,
+					0, CG_SCALE_MILLIS_PER_SECOND },
 };
 
 static bool per_second(double amount, uint64_t interval_ns, double *value)
@@ -127,13 +131,43 @@ static bool share_of_task_time(const struct cg_record *r, int state, double *val
 	return true;
 }
 
+/*
+ * Whether col's amount is one only the scheduler's events give, which --light's sweep of the
+ * tasks' own counters has not: the split of off-CPU time into sleep and blocked (the sweep
+ * counts all of it as CG_SLEEP), stolen time, who preempted, the waits' lengths one by one and
+ * the busiest thread.
+ */
+static bool amount_from_events(const struct cg_figure_column *col)
+{
+	switch (col->amount) {
+	case CG_AMOUNT_TIME:
+		return col->index == CG_SLEEP || col->index == CG_BLOCKED ||
+		       col->index == CG_STOLEN;
+	case CG_AMOUNT_COUNT:
+		return col->index == CG_PREEMPTED_BY_SAME || col->index == CG_PREEMPTED_BY_OTHER ||
+		       col->index == CG_PREEMPTED_BY_KERNEL;
+	case CG_AMOUNT_RUNQ_QUANTILE:
+	case CG_AMOUNT_RUNQ_MAX:
+	case CG_AMOUNT_BUSIEST_THREAD:
+	case CG_AMOUNT_HUNGRIEST_THREAD:
+		return true;
+	default:
+		return false;
+	}
+}
+
 /* The amount col reads from a, where it is one of a's; false otherwise or when it has none. */
 static bool column_amount(const struct cg_amounts *a, const struct cg_figure_column *col,
 			  uint64_t *amount)
 {
+	if (a->light && amount_from_events(col))
+		return false;
 	switch (col->amount) {
 	case CG_AMOUNT_TIME:
 		*amount = a->time_ns[col->index];
+		return true;
+	case CG_AMOUNT_OFF_CPU:
+		*amount = a->time_ns[CG_SLEEP] + a->time_ns[CG_BLOCKED];
 		return true;
 	case CG_AMOUNT_COUNT:
 		*amount = a->count[col->index];
@@ -157,6 +191,8 @@ static bool figure_amount(const struct cg_record *r, const struct cg_figure_colu
 {
 	uint64_t value;
 
+	if (r->light && amount_from_events(col))
+		return false;
 	switch (col->amount) {
 	case CG_AMOUNT_RUNQ_QUANTILE:
 		if (!r->count[CG_RUNQ_WAITS])

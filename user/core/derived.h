@@ -31,6 +31,7 @@ struct cg_column {
 /* What of a record a figure is made from. */
 enum cg_amount {
 	CG_AMOUNT_TIME,		  /* time_ns[index]: an enum cg_state */
+	CG_AMOUNT_OFF_CPU,	  /* time_ns[CG_SLEEP] + time_ns[CG_BLOCKED] */
 	CG_AMOUNT_COUNT,	  /* count[index]: an enum cg_count */
 	CG_AMOUNT_TASKS,	  /* tasks at the end */
 	CG_AMOUNT_RUNQ_QUANTILE,  /* index: the quantile in thousandths; needs a wait */
@@ -111,6 +112,8 @@ enum cg_figure {
 	CG_FIG_HUNGRIEST_RAN_CORES,    /* with --threads, the thread that wanted a CPU most: */
 	CG_FIG_HUNGRIEST_WAITED_CORES, /* its on-CPU and run-queue time / interval */
 	CG_FIG_THREADS,		       /* tasks, under pool-stats.csv's name for them */
+	CG_FIG_OFFCPU_MILLIS,	       /* sleep and blocked: the whole of it with --light */
+	CG_FIG_OFFCPU_MILLIS_RATE,
 	CG_NR_FIGURES,
 };
 

@@ -73,6 +73,7 @@ struct drain {
 	/* with pools: this interval's records of pool slots, each one's watched slot */
 	bool pools;
 	bool pool_exact; /* --pool-by comm */
+	bool light;	 /* --light: every record's amounts are the sweep's */
 	struct cg_record *pool_records;
 	uint32_t *pool_owner;
 	uint32_t *pool_slot;		/* and each one's own slot */
@@ -140,6 +141,11 @@ struct drain *drain__new(uint32_t max_slots, const struct drain_column *cols, in
 		return NULL;
 	}
 	return d;
+}
+
+void drain__set_light(struct drain *d)
+{
+	d->light = true;
 }
 
 int drain__set_pools(struct drain *d, bool exact)
@@ -247,6 +253,7 @@ static void record_fill(const struct drain *d, struct cg_record *r, const struct
 	int s, k, b;
 
 	r->cgid = cur->cgid;
+	r->light = d->light;
 	r->tasks = cur->tasks > 0 ? (uint64_t)cur->tasks : 0;
 	for (s = 0; s < CG_NR_STATES; s++)
 		r->time_ns[s] = grown(cur->time_ns[s], prev->time_ns[s]);

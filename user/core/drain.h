@@ -56,6 +56,12 @@ struct drain *drain__new(uint32_t max_slots, const struct drain_column *cols, in
 int drain__set_pools(struct drain *d, bool exact);
 
 /*
+ * --light: the slots hold what the sweep of the tasks' own counters charged (bpf/light.bpf.h),
+ * and every record says so: the figures only events give are not had (core/derived.h).
+ */
+void drain__set_light(struct drain *d);
+
+/*
  * With pools, the thread records of the interval (collector__threads()), before
  * drain__interval(), which lists them by record in iv->all_threads and makes records of the
  * busiest top of each record's in iv->threads. recs must live until the interval is written.

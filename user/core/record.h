@@ -99,7 +99,9 @@ struct cg_record_thread {
 	uint64_t counter[CG_MAX_EVENTS];                                                          \
 	bool counter_valid[CG_MAX_EVENTS];                                                        \
 	uint64_t cgroupfs[CG_NR_CGROUPFS]; /* one per enum cg_cgroupfs */                         \
-	uint32_t cgroupfs_valid;	   /* bit i: cgroupfs[i] was read at both ends */
+	uint32_t cgroupfs_valid;	   /* bit i: cgroupfs[i] was read at both ends */         \
+	/* counted by --light's sweep: what only the scheduler's events give is not had */        \
+	bool light;
 
 /*
  * The ids of no cgroup (the kernel's are inode numbers, far below): what a watched slot counts

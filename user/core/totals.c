@@ -27,6 +27,7 @@ void totals_add(struct cg_amounts *t, const struct cg_amounts *u, int nr_events,
 	int i;
 
 	t->tasks += u->tasks;
+	t->light |= u->light;
 	for (i = 0; i < CG_NR_STATES; i++)
 		t->time_ns[i] += u->time_ns[i];
 	for (i = 0; i < CG_NR_COUNTS; i++)

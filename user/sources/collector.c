@@ -39,6 +39,8 @@ struct collector {
 	uint32_t *wake_keys;
 	/* the last two snapshots' times: the interval the thread table is read for */
 	uint64_t snapshot_before, snapshot_at;
+	/* --light: the sweep's iterator, run before each snapshot */
+	struct bpf_link *light_sweep;
 };
 
 #define THREAD_TABLE_BYTES ((size_t)CG_THREAD_TABLE * sizeof(struct cg_thread_entry))
@@ -138,6 +140,48 @@ static int pools_prepare(struct cgstat_bpf *skel)
 			return err;
 	}
 	return 0;
+}
+
+/*
+ * --light loads the sweep and the exit path in place of every scheduler event program and the
+ * seeding; without it, none of the light ones.
+ */
+static void light_prepare(struct cgstat_bpf *skel, bool light)
+{
+	struct bpf_program *events[] = {
+		skel->progs.cg_sched_switch,	 skel->progs.cg_sched_wakeup,
+		skel->progs.cg_sched_wakeup_new, skel->progs.cg_seed_cpu,
+		skel->progs.cg_seed_tasks,
+	};
+	struct bpf_program *sweep[] = {
+		skel->progs.cg_light_sweep,
+		skel->progs.cg_light_exit,
+		skel->progs.cg_light_freed,
+	};
+	size_t i;
+
+	skel->rodata->light = light;
+	for (i = 0; i < ARRAY_SIZE(events); i++)
+		bpf_program__set_autoload(events[i], !light);
+	for (i = 0; i < ARRAY_SIZE(sweep); i++)
+		bpf_program__set_autoload(sweep[i], light);
+	bpf_program__set_autoattach(skel->progs.cg_light_sweep, false);
+}
+
+/* Run an iterator program's link to its end: what it does is its side effects. 0 or -errno. */
+static int iter_run(struct bpf_link *link)
+{
+	char buf[64];
+	ssize_t n;
+	int fd;
+
+	fd = bpf_iter_create(bpf_link__fd(link));
+	if (fd < 0)
+		return -errno;
+	while ((n = read(fd, buf, sizeof(buf))) > 0)
+		;
+	close(fd);
+	return n < 0 ? -errno : 0;
 }
 
 /*
@@ -314,9 +358,7 @@ static int seed_tasks(struct collector *c)
 {
 	struct cg_snapshot_args args;
 	struct bpf_link *link;
-	char buf[64];
-	int fd, err = 0;
-	ssize_t n;
+	int err;
 
 	err = run_on_each_cpu(c, c->skel->progs.cg_seed_cpu, &args, false);
 	if (err)
@@ -324,17 +366,7 @@ static int seed_tasks(struct collector *c)
 	link = bpf_program__attach_iter(c->skel->progs.cg_seed_tasks, NULL);
 	if (!link)
 		return -errno;
-	fd = bpf_iter_create(bpf_link__fd(link));
-	if (fd < 0) {
-		err = -errno;
-		goto out;
-	}
-	while ((n = read(fd, buf, sizeof(buf))) > 0)
-		;
-	if (n < 0)
-		err = -errno;
-	close(fd);
-out:
+	err = iter_run(link);
 	bpf_link__destroy(link);
 	return err;
 }
@@ -429,6 +461,7 @@ struct collector *collector__open(const struct collector_opts *opts)
 	err = size_maps(c->skel, c->max_slots);
 	if (!err)
 		err = pools_prepare(c->skel);
+	light_prepare(c->skel, opts->light);
 	if (!err && opts->nr_perf_events)
 		err = bpf_map__set_max_entries(c->skel->maps.perf_events,
 					       opts->nr_perf_events * opts->nr_cpus);
@@ -492,7 +525,13 @@ struct collector *collector__open(const struct collector_opts *opts)
 		fprintf(stderr, "cgstat: cannot attach the BPF programs: %s\n", bpf_strerror(err));
 		goto fail;
 	}
-	err = seed_tasks(c);
+	if (opts->light) {
+		/* the first sweep takes every task's figures in: each counts from here */
+		c->light_sweep = bpf_program__attach_iter(c->skel->progs.cg_light_sweep, NULL);
+		err = c->light_sweep ? iter_run(c->light_sweep) : -errno;
+	} else {
+		err = seed_tasks(c);
+	}
 	if (err) {
 		fprintf(stderr, "cgstat: cannot seed the existing tasks: %s\n", strerror(-err));
 		goto fail;
@@ -511,6 +550,12 @@ int collector__snapshot(struct collector *c, const struct cg_slot_snap **snap, u
 	uint32_t hwm;
 	int err;
 
+	/* --light: every task's figures charged to its slots first */
+	if (c->light_sweep) {
+		err = iter_run(c->light_sweep);
+		if (err)
+			return err;
+	}
 	/*
 	 * Each CPU's slots are read on that CPU and added up in slot_snap. CPUs run one after the
 	 * other: the sum needs no atomics.
@@ -773,6 +818,7 @@ void collector__close(struct collector *c)
 	if (c->thread_free)
 		munmap(c->thread_free, THREAD_FREE_BYTES);
 	thread_table__free(c->threads);
+	bpf_link__destroy(c->light_sweep);
 	cgstat_bpf__destroy(c->skel);
 	free(c->zero_live);
 	free(c->pairs);

@@ -30,6 +30,8 @@ struct collector_opts {
 	 */
 	bool pools;
 	bool pool_exact;
+	/* --light: no scheduler event programs; a sweep of every task's figures each interval */
+	bool light;
 	/* perf counter fds, event e of CPU c at [e * nr_cpus + c], -1 for an offline CPU */
 	const int *perf_fds;
 	int nr_perf_events;

@@ -1,0 +1,132 @@
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+"""--light, which attaches nothing to the scheduler's switches and wakeups and reads each task's
+own counters every interval, against the kernel's accounting as the default mode is tested
+(test_accuracy): on-CPU time against the cgroup's cpu.stat, switches, run-queue waits and
+migrations against the workload's own reading of its threads (exactly, give or take what it
+did after that reading), run-queue time against their schedstat run_delay, for a ping-pong,
+two hogs on one CPU, a sleeper and a fork/exit loop whose processes and threads exit between
+two sweeps (their time must not be lost). The figures only events give are empty in every row,
+never 0; --light with an option that needs events is a usage error."""
+
+import harness as h
+
+# on-CPU against cpu.stat over the run: the issue's bound for the fork/exit loop
+ONCPU = 0.005
+# run-queue time against run_delay: the sweep reads the same figure the reference does
+RUNQ = 0.005
+# off-CPU against the threads' life less their on-CPU and run-queue time: the default mode's
+# limit (test_accuracy)
+OFFCPU = 0.02
+# the figures --light does not have (docs/metrics.md, "--light")
+EMPTY = ["offCpuSleepMillis", "offCpuBlockedMillis", "runqP50Micros", "runqP99Micros",
+         "runqMaxMicros", "preemptedBySameCgroup", "preemptedByOtherCgroup",
+         "preemptedByKernel"]
+NUMERIC = ["tasks", "onCpuMillis", "runqWaitMillis", "voluntarySwitches",
+           "involuntarySwitches", "migrations", "runqWaits"]
+
+
+def measure(args, shape, *shape_args):
+    """One workload shape in its own cgroup watched by cgstat --light: cgstat's sums over its
+    rows, the rows, the kernel's report and the cgroup's cpu.stat usage at the end."""
+    with h.scratch_cgroup("light-" + shape) as cg:
+        cgstat = h.Cgstat(args.cgstat, ["--light", "-f", "json", "-i", "0.5", "-c", "w=" + cg])
+        report = h.run_workload(args.workload, cg, shape, *shape_args)
+        h.settle()
+        cgstat.stop()
+        usage_ms = h.cgroup_usage_ms(cg)
+    rows = [r for r in cgstat.rows("sched-stats.csv") if r["container"] == "w"]
+    got = {k: sum(float(r[k]) for r in rows) for k in NUMERIC}
+    got["intervals"] = len(rows)
+    # off-CPU time as a whole is in the JSON stream only (not a Pulsar column)
+    got["offCpuMillis"] = sum(line["containers"].get("w", {}).get("offCpuMillis", 0)
+                              for line in h.read_json_lines(cgstat.stdout_path))
+    return got, rows, report, usage_ms
+
+
+def check_cpu(shape, got, usage_ms, report):
+    """On-CPU against cpu.stat: within ONCPU, and above it by at most what the workload ran
+    before its move into the cgroup, which --light charges to the cgroup it finds the task in
+    (the process is born after the sweep before, so it counts from zero) and cpu.stat to the
+    cgroup it ran in."""
+    h.check_time(shape + " on-CPU ms vs cpu.stat", got["onCpuMillis"], usage_ms, ONCPU,
+                 report["premove_ns"] / 1e6, "what the workload ran before its move")
+
+
+def check_off_cpu(shape, got, report):
+    """Off-CPU time against what the kernel's figures leave of each thread's life, as
+    test_accuracy checks the default mode's sleep (plus stolen) time; here the time stolen
+    while a thread ran is in off-CPU already (docs/metrics.md, "--light")."""
+    want, _, most, why = h.final_counts(report)["off_cpu_ns"]
+    h.check_time(shape + " off-CPU ms", got["offCpuMillis"], want / 1e6, OFFCPU, most / 1e6,
+                 why)
+
+
+def check_empty(shape, rows):
+    filled = sorted({k for r in rows for k in EMPTY if r[k] != ""})
+    h.check(rows and not filled, "%s: %d rows, the figures only events give empty in each "
+            "(filled: %s)" % (shape, len(rows), filled))
+
+
+def check_runq(shape, got, report):
+    want, _, most, why = h.final_counts(report)["run_delay_ns"]
+    h.check_time(shape + " run-queue wait ms", got["runqWaitMillis"], want / 1e6, RUNQ,
+                 most / 1e6, why)
+
+
+def shapes(args):
+    # pinned pipe ping-pong: two switches per round trip, none of them seen by cgstat
+    got, rows, report, usage = measure(args, "pingpong", 100000, 0)
+    check_empty("pingpong", rows)
+    h.check_final_counts("light pingpong", got, report, ("voluntary", "involuntary", "waits"))
+    check_cpu("light pingpong", got, usage, report)
+    check_runq("light pingpong", got, report)
+
+    # two hogs sharing one CPU: involuntary switches, run-queue wait ~ on-CPU time
+    got, rows, report, usage = measure(args, "hogs", 2, 1)
+    h.check_final_counts("light hogs", got, report, ("voluntary", "involuntary", "waits"))
+    check_cpu("light hogs", got, usage, report)
+    check_runq("light hogs", got, report)
+
+    # a sleeper and a hopper: wakeups and migrations
+    got, rows, report, usage = measure(args, "sleeper", 2)
+    h.check_final_counts("light sleeper", got, report, ("voluntary", "involuntary", "waits"))
+    check_cpu("light sleeper", got, usage, report)
+    check_off_cpu("light sleeper", got, report)
+    got, rows, report, usage = measure(args, "hopper", 400)
+    h.check_final_counts("light hopper", got, report, ("voluntary", "involuntary",
+                                                        "migrations"))
+
+    # many threads on two CPUs: everything at once
+    got, rows, report, usage = measure(args, "steady", 2, 4)
+    h.check_final_counts("light steady", got, report, ("voluntary", "involuntary", "waits",
+                                                        "migrations"))
+    check_cpu("light steady", got, usage, report)
+    check_runq("light steady", got, report)
+    check_off_cpu("light steady", got, report)
+
+    # 300 processes of 8 threads each, forked and gone between sweeps: their time is kept by
+    # the exit path alone
+    got, rows, report, usage = measure(args, "churn", 300, 8)
+    check_cpu("light churn", got, usage, report)
+    h.check(report.get("reaped") == 300 and got["voluntarySwitches"] >= 300 * 9,
+            "light churn: %s processes reaped, %d voluntary switches (at least one a thread: "
+            "%d)" % (report.get("reaped"), got["voluntarySwitches"], 300 * 9))
+
+
+def usage_errors(args):
+    for extra in (["--threads"], ["--threads=5"], ["-e", "task-clock"]):
+        p = h.run_cgstat([args.cgstat, "--light"] + extra + ["-d", "1"], want=2)
+        lines = p.stderr.decode(errors="replace").splitlines()
+        h.check(len(lines) == 1 and not p.stdout, "--light %s: one line (%s)"
+                % (" ".join(extra), lines))
+
+
+def main():
+    args = h.parse_args()
+    usage_errors(args)
+    shapes(args)
+    h.done()
+
+
+if __name__ == "__main__":
+    main()

@@ -211,7 +211,7 @@ cpu_ns() {
 
 # --- configurations ------------------------------------------------------------------------
 
-CONFIGS=(baseline floor cgstat-all cgstat-one bpftrace perf-stat)
+CONFIGS=(baseline floor cgstat-all cgstat-one light-all light-one bpftrace perf-stat)
 if [ -n "$REF" ]; then
 	[ -x "$REF" ] || die "--compare: $REF is not an executable"
 	CONFIGS+=(ref-all ref-one)
@@ -288,6 +288,14 @@ start_tracer() {
 	cgstat-one | ref-one)
 		taskset -c $TRACER_CPU "$(cgstat_of "$config")" -q -v -i 1 -o "$TDIR" \
 			-c "bench=$SCRATCH/$first" \
+			>"$TLOG" 2>&1 &
+		TRACER_PID=$!
+		wait_for $TRACER_PID "$TLOG" "cgstat: attached" ;;
+	light-all | light-one)
+		# issue 42: nothing on the switches, every task's counters read each interval
+		local watch=()
+		[ "$config" = light-one ] && watch=(-c "bench=$SCRATCH/$first")
+		taskset -c $TRACER_CPU "$CGSTAT" -q -v -i 1 -o "$TDIR" --light "${watch[@]}" \
 			>"$TLOG" 2>&1 &
 		TRACER_PID=$!
 		wait_for $TRACER_PID "$TLOG" "cgstat: attached" ;;
@@ -446,7 +454,7 @@ run_switch_scenario() {
 # writes its CSV files (-o) as in the other scenarios; cgstat-all-noout computes the same rows
 # and writes nothing, which tells the drain apart from the formatting.
 DRAIN_CONFIGS=(cgstat-all cgstat-all-noout cgstat-all-listen cgstat-all-listen-idle cgstat-one
-	bpftrace)
+	light-all bpftrace)
 # --drain-only: cgstat's own configurations, what a change to the drain or --listen moves
 [ "$DRAIN_ONLY" = 1 ] && DRAIN_CONFIGS=(cgstat-all cgstat-all-noout cgstat-all-listen
 	cgstat-all-listen-idle)
@@ -499,7 +507,7 @@ run_drain() {
 # Thread pools: threadload in the scenario's cgroup, and each pool configuration measured as
 # the drain is (the tracer's CPU per interval), one cgroup watched or all, and one watched with
 # --threads (its pools and threads: issue 13), and all with --threads (issue 41).
-POOL_CONFIGS=(cgstat-all cgstat-one cgstat-threads cgstat-all-threads)
+POOL_CONFIGS=(cgstat-all cgstat-one cgstat-threads cgstat-all-threads light-all light-one)
 
 run_pool_scenario() {
 	local round=$1 scen=$2 sleepers=$3 busy=$4 k n=${#POOL_CONFIGS[@]}
@@ -656,7 +664,8 @@ def vals(scen, config, col):
             if r["scenario"] == scen and r["config"] == config and r[col] != ""]
 
 
-configs = ["baseline", "floor", "cgstat-all", "cgstat-one", "bpftrace", "perf-stat"]
+configs = ["baseline", "floor", "cgstat-all", "cgstat-one", "light-all", "light-one", "bpftrace",
+           "perf-stat"]
 configs += [c for c in ("ref-all", "ref-one") if any(r["config"] == c for r in rows)]
 names = {
     "pingpong-same": "(1) ping-pong, one cgroup, pinned: µs per round trip",
@@ -715,7 +724,8 @@ for scen in ["drain", "threads", "churn"]:
     print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     for config in ["cgstat-all", "cgstat-all-noout", "cgstat-all-listen",
                    "cgstat-all-listen-idle", "ref-all", "ref-all-listen", "cgstat-one",
-                   "cgstat-threads", "cgstat-all-threads", "bpftrace"]:
+                   "cgstat-threads", "cgstat-all-threads", "light-all", "light-one",
+                   "bpftrace"]:
         c = vals(scen, config, "cpu_ms_per_interval")
         if not c:
             continue
@@ -770,8 +780,26 @@ if ("pingpong-cross", "cgstat-all") in over and ("pingpong-cross", "perf-stat") 
     v, p = over[("pingpong-cross", "cgstat-all")], over[("pingpong-cross", "perf-stat")]
     target("cross-cgroup ping-pong, cgstat below `perf stat -a -G` (same events)",
            "< %+.1f %%" % p, "%+.1f %%" % v, v < p)
+# issue 42's: --light below the floor, and within the noise of the baseline (the spread of its
+# rounds, max - min over the median)
+for scen in ("pingpong-same", "pingpong-cross"):
+    base = vals(scen, "baseline", "time_per_op_ns")
+    if not base:
+        continue
+    noise = 100 * (max(base) - min(base)) / med(base)
+    for config in ("light-all", "light-one"):
+        if (scen, config) not in over:
+            continue
+        v = over[(scen, config)]
+        if (scen, "floor") in over:
+            f = over[(scen, "floor")]
+            target("%s, %s: below the floor" % (names[scen], config), "< %+.1f %%" % f,
+                   "%+.1f %%" % v, v < f)
+        target("%s, %s: within the baseline's noise" % (names[scen], config),
+               "≤ %.1f %% (its rounds' spread)" % noise, "%+.1f %%" % v, v <= noise)
 for scen in ("threads", "churn"):
-    for config in ("cgstat-all", "cgstat-one", "cgstat-threads", "cgstat-all-threads"):
+    for config in ("cgstat-all", "cgstat-one", "cgstat-threads", "cgstat-all-threads",
+                   "light-all", "light-one"):
         if (scen, config) in drain:
             c = drain[(scen, config)][0]
             target("%s, %s: cgstat CPU per interval" % (titles[scen], config), "≤ 5 ms",

@@ -404,6 +404,7 @@ SEC("iter/task")
 int cg_light_sweep(struct bpf_iter__task *ctx)
 {
 	struct task_struct *t = ctx->task;
+	struct light_visit f = {};
 	struct task_state *ts;
 	__u64 now = bpf_ktime_get_ns();
 
@@ -411,11 +412,14 @@ int cg_light_sweep(struct bpf_iter__task *ctx)
 		light_born_after = light_sweep_at ? light_sweep_at : now;
 		light_sweep_at = now;
 	}
-	if (!t || !t->pid)
+	/* the end of the sweep: what is pending goes in before the snapshot */
+	if (!t)
+		return light_flush();
+	if (!t->pid)
 		return 0;
 	ts = task_state_get(t, now, true, true);
-	if (ts)
-		light_charge(t, ts, now, light_born_after, false);
+	if (ts && light_take_locked(t, ts, now, false, &f))
+		light_pend(ts, &f);
 	return 0;
 }
 
@@ -433,7 +437,7 @@ int BPF_PROG(cg_light_exit, struct task_struct *p)
 		return 0;
 	ts = task_state_get(p, now, true, false);
 	if (ts)
-		light_charge(p, ts, now, light_sweep_at, true);
+		light_charge(p, ts, now);
 	return 0;
 }
 
@@ -447,7 +451,7 @@ int BPF_PROG(cg_light_freed, struct task_struct *p)
 	struct task_state *ts = bpf_task_storage_get(&task_states, p, NULL, 0);
 
 	if (ts && ts->state != TS_UNTRACKED)
-		light_charge(p, ts, bpf_ktime_get_ns(), light_sweep_at, true);
+		light_charge(p, ts, bpf_ktime_get_ns());
 	return 0;
 }
 

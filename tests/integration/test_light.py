@@ -25,21 +25,35 @@ NUMERIC = ["tasks", "onCpuMillis", "runqWaitMillis", "voluntarySwitches",
            "involuntarySwitches", "migrations", "runqWaits"]
 
 
-def measure(args, shape, *shape_args):
-    """One workload shape in its own cgroup watched by cgstat --light: cgstat's sums over its
-    rows, the rows, the kernel's report and the cgroup's cpu.stat usage at the end."""
-    with h.scratch_cgroup("light-" + shape) as cg:
-        cgstat = h.Cgstat(args.cgstat, ["--light", "-f", "json", "-i", "0.5", "-c", "w=" + cg])
-        report = h.run_workload(args.workload, cg, shape, *shape_args)
-        h.settle()
-        cgstat.stop()
-        usage_ms = h.cgroup_usage_ms(cg)
+def totals(cgstat):
+    """cgstat's sums over its rows of the watched cgroup "w", and the rows."""
     rows = [r for r in cgstat.rows("sched-stats.csv") if r["container"] == "w"]
     got = {k: sum(float(r[k]) for r in rows) for k in NUMERIC}
     got["intervals"] = len(rows)
     # off-CPU time as a whole is in the JSON stream only (not a Pulsar column)
     got["offCpuMillis"] = sum(line["containers"].get("w", {}).get("offCpuMillis", 0)
                               for line in h.read_json_lines(cgstat.stdout_path))
+    return got, rows
+
+
+def measure(args, shape, *shape_args, beside=False):
+    """One workload shape in its own cgroup watched by cgstat --light (and, beside, by a
+    cgstat in the default mode, in the same run): cgstat's sums over its rows, the rows, the
+    kernel's report and the cgroup's cpu.stat usage at the end; beside, the default mode's sums
+    too."""
+    with h.scratch_cgroup("light-" + shape) as cg:
+        cgstat = h.Cgstat(args.cgstat, ["--light", "-f", "json", "-i", "0.5", "-c", "w=" + cg])
+        default = (h.Cgstat(args.cgstat, ["-f", "json", "-i", "0.3", "--no-perf", "-c", "w=" + cg])
+                   if beside else None)
+        report = h.run_workload(args.workload, cg, shape, *shape_args)
+        h.settle()
+        if default:
+            default.stop()
+        cgstat.stop()
+        usage_ms = h.cgroup_usage_ms(cg)
+    got, rows = totals(cgstat)
+    if beside:
+        return got, rows, report, usage_ms, totals(default)[0]
     return got, rows, report, usage_ms
 
 
@@ -113,6 +127,29 @@ def shapes(args):
             "%d)" % (report.get("reaped"), got["voluntarySwitches"], 300 * 9))
 
 
+def beside_default(args):
+    """--light and the default mode watching one cgroup in the same run (four threads that
+    spin and sleep on two CPUs): each against the kernel's figures as above, and the two
+    against each other. On-CPU differs by what the workload ran before and just after its
+    move, which each mode charges on its side of the move (the default mode, like cpu.stat
+    for the rest, to the cgroup a task was switched in in)."""
+    got, rows, report, usage, dflt = measure(args, "steady", 2, 4, beside=True)
+    for name, sums in (("light beside the default mode", got), ("the default mode beside",
+                                                              dflt)):
+        h.check_final_counts(name, sums, report, ("voluntary", "involuntary", "waits",
+                                                 "migrations"))
+        check_runq(name, sums, report)
+    check_cpu("light beside the default mode", got, usage, report)
+    h.check_cpu_stat("the default mode beside on-CPU", dflt["onCpuMillis"], usage, [report])
+    moves = (report["premove_ns"] + report["moved_ns"]) / 1e6
+    h.check_time("on-CPU, --light against the default mode", got["onCpuMillis"],
+                 dflt["onCpuMillis"], ONCPU, moves, "the run before and after the move")
+    for name in ("voluntarySwitches", "involuntarySwitches", "runqWaits", "migrations"):
+        # each within the kernel's bounds above, so within their width of each other
+        h.check(abs(got[name] - dflt[name]) <= 0.001 * dflt[name] + 12,
+                "%s: --light %d, the default mode %d" % (name, got[name], dflt[name]))
+
+
 def usage_errors(args):
     for extra in (["--threads"], ["--threads=5"], ["-e", "task-clock"]):
         p = h.run_cgstat([args.cgstat, "--light"] + extra + ["-d", "1"], want=2)
@@ -125,6 +162,7 @@ def main():
     args = h.parse_args()
     usage_errors(args)
     shapes(args)
+    beside_default(args)
     h.done()
 
 

@@ -851,24 +851,30 @@ static uint64_t unmeasured_waits(const struct metrics_cgroup *c)
 	return c->totals.sum.count[CG_RUNQ_WAITS] - c->hist_count;
 }
 
-/* A cgroup's counters that are not figures of the table: what metrics_cgroup keeps itself. */
+/*
+ * A cgroup's counters that are not figures of the table: what metrics_cgroup keeps itself.
+ * from_events: only the scheduler's events give it, so a cgroup counted by --light's sweep has
+ * no sample of it (as the table's figures, core/derived.h), where 0 would say none happened.
+ */
 static const struct {
 	const char *family, *help;
 	bool seconds; /* value() is nanoseconds, shown as seconds; else a count */
+	bool from_events;
 	uint64_t (*value)(const struct metrics_cgroup *c);
 } cgroup_counters[] = {
 	{ "cgstat_busiest_thread_cpu_seconds",
 	  "On-CPU time of the cgroup's busiest thread of each interval, summed: its rate is the "
 	  "cores the busiest thread used (one thread at 1 is a serial stage)",
-	  true, busiest_ns },
+	  true, true, busiest_ns },
 	{ "cgstat_runqueue_waits",
 	  "Run-queue waits of the cgroup's threads whose length cgstat measured: "
 	  "cgstat_runqueue_wait_duration_seconds_count, by construction",
-	  false, measured_waits },
+	  false, true, measured_waits },
 	{ "cgstat_runqueue_unmeasured_waits",
-	  "Run-queue waits the kernel's sched_info showed at a switch-in that no event did: their "
-	  "time is in cgstat_runqueue_wait_seconds_total, their length unknown",
-	  false, unmeasured_waits },
+	  "Run-queue waits the kernel's sched_info showed at a switch-in that no event did (with "
+	  "--light, every wait): their time is in cgstat_runqueue_wait_seconds_total, their "
+	  "length unknown",
+	  false, false, unmeasured_waits },
 };
 
 /* cgroup_counters, and the intervals by verdict. */
@@ -884,6 +890,8 @@ static void put_cgroup_counts(struct page *f, bool om, const struct metrics_snap
 			   cgroup_counters[i].seconds ? "seconds" : NULL, cgroup_counters[i].help);
 		for (k = 0; k < s->nr_cgroups; k++) {
 			c = &s->cgroups[k];
+			if (cgroup_counters[i].from_events && c->totals.sum.light)
+				continue;
 			put_sample(f, cgroup_counters[i].family, "_total", c->label, NULL, NULL,
 				   NULL, NULL);
 			if (cgroup_counters[i].seconds)
@@ -928,6 +936,9 @@ static void put_histogram(struct page *f, bool om, const struct metrics_snapshot
 			 (double)hist_edge_ns(i) / NSEC_PER_SEC);
 	for (k = 0; k < s->nr_cgroups; k++) {
 		c = &s->cgroups[k];
+		/* --light measures no wait's length */
+		if (c->totals.sum.light)
+			continue;
 		below = 0;
 		for (i = 0; i < NR_HIST_EDGES; i++) {
 			below += c->hist[i];

@@ -496,8 +496,8 @@ def main():
     all_cgroups_equal_host(args, "one-busy", [0])
     all_cgroups_equal_host(args, "all-busy", everything)
     all_cgroups_equal_host(args, "forks", [], forkers=NCPU)
-    # --light: each task's counters read each interval, exits charged at the exit path
-    all_cgroups_equal_host(args, "light-one-busy", [0], light=True)
+    # --light: each task's counters read each interval, exits charged at the exit path (a busy
+    # CPU alone, light-one-busy, read -0.041 to +0.033 % over the run: left out of CI's time)
     all_cgroups_equal_host(args, "light-forks", [], forkers=NCPU, light=True)
     # A CPU that idles after a switch-out the kernel did not report used to keep that task
     # on CPU until its next switch: 3 intervals of 60 here, 1 of 6 in CI. 20 intervals idle.

@@ -107,8 +107,8 @@ static struct {
 } starts[MAX_THREADS];
 static int nr_starts;
 
-static struct kstat children;		/* reaped children, from rusage */
-static long reaped, reaped_threads;	/* children, and the threads they ran and joined */
+static struct kstat children;	    /* reaped children, from rusage */
+static long reaped, reaped_threads; /* children, and the threads they ran and joined */
 static uint64_t moved_ns, moved_faults, premove_ns; /* see enter_cgroup() */
 
 static void die(const char *what)

@@ -6,7 +6,7 @@
 #
 # (default, the README's test line and .ci/run; about 20 minutes on 2 CPUs) every stage: the
 #     normal build with the unit tests and every integration test against the kernel's own
-#     accounting (the long run for CGSTAT_LONGRUN_SECONDS, 100 here); Debian 12's 6.1 kernel
+#     accounting (the long run for CGSTAT_LONGRUN_SECONDS, 70 here); Debian 12's 6.1 kernel
 #     booted under QEMU with the core checks run inside it, and Debian 11's 5.10 for the
 #     refusal (tests/kernels/); the .deb made from that build, installed and run with its
 #     unit's capabilities; a build with AddressSanitizer and UBSan running the unit tests, the
@@ -34,7 +34,7 @@ esac
 if [ "$tier" = --full ]; then
 	longrun=600 fuzz_time=120 kernels=--all sanitized=""
 else
-	longrun=100 fuzz_time=8 kernels="" sanitized="-L sanitize"
+	longrun=70 fuzz_time=8 kernels="" sanitized="-L sanitize"
 fi
 export CGSTAT_LONGRUN_SECONDS="${CGSTAT_LONGRUN_SECONDS:-$longrun}"
 fuzz_time=${CGSTAT_FUZZ_TIME:-$fuzz_time}

@@ -188,8 +188,15 @@ def listen(args):
             "there: %s" % counts)
     h.check_final_counts("--light /metrics", {k: int(v or 0) for k, v in counts.items()},
                          report, ("voluntary", "involuntary", "waits", "migrations"))
-    absent = ("cgstat_preemptions_total", "cgstat_offcpu_seconds_total",
-              "cgstat_stolen_seconds_total", "cgstat_busiest_thread_cpu_seconds_total",
+    # off-CPU time as a whole: its one sample, under the label that says the split is unknown
+    off = {dict(labels).get("state") for name, labels in w
+           if name == "cgstat_offcpu_seconds_total"}
+    h.check(off == {"sleep_or_blocked"}, "--light /metrics: cgstat_offcpu_seconds_total's "
+            "states %s, want sleep_or_blocked alone" % sorted(off, key=str))
+    off_s = endpoint.value(got, "cgstat_offcpu_seconds_total", cgroup="w",
+                           state="sleep_or_blocked") or 0
+    check_off_cpu("--light /metrics", {"offCpuMillis": off_s * 1000}, report)
+    absent = ("cgstat_preemptions_total", "cgstat_stolen_seconds_total", "cgstat_busiest_thread_cpu_seconds_total",
               "cgstat_runqueue_waits_total", "cgstat_runqueue_wait_duration_seconds_bucket",
               "cgstat_runqueue_wait_duration_seconds_count")
     there = sorted({name for name, _ in w if name in absent})

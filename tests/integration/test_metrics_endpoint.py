@@ -166,6 +166,12 @@ def accuracy_and_formats(args):
                          ("voluntary", "involuntary", "waits", "migrations"))
 
     check_process(got, own, launched)
+    # off-CPU split by state; the whole under state="sleep_or_blocked" is --light's alone, so
+    # that a sum over state counts each second once
+    states = sorted(dict(l).get("state") for (n, l) in got
+                    if n == "cgstat_offcpu_seconds_total" and dict(l).get("cgroup") == "load")
+    h.check(states == ["blocked", "sleep"], "cgstat_offcpu_seconds_total's states: %s, want "
+            "blocked and sleep" % states)
 
     # the histogram: cumulative, ending at its count, which is the waits counter; its sum
     # between the sums of its waits' lower and upper edges

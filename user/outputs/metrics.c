@@ -37,6 +37,8 @@ struct metric_def {
 	enum cg_figure figure;
 	bool pool;
 	const char *help;
+	/* only where the family's split is not known (--light): its whole, under its own label */
+	bool unsplit;
 };
 
 static const struct metric_def metric_defs[] = {
@@ -45,9 +47,13 @@ static const struct metric_def metric_defs[] = {
 	{ "cgstat_runqueue_wait_seconds", METRIC_COUNTER, NULL, CG_FIG_RUNQ_MILLIS, true,
 	  "Time the cgroup's threads waited runnable in a run queue" },
 	{ "cgstat_offcpu_seconds", METRIC_COUNTER, "state=\"sleep\"", CG_FIG_SLEEP_MILLIS, true,
-	  "Time the cgroup's threads were off CPU: sleeping (S) or blocked (D)" },
+	  "Time the cgroup's threads were off CPU: sleeping (S) or blocked (D); with --light, "
+	  "sleep_or_blocked (the split is not known)" },
 	{ "cgstat_offcpu_seconds", METRIC_COUNTER, "state=\"blocked\"", CG_FIG_BLOCKED_MILLIS,
 	  true },
+	/* sum by (cgroup) over state is the whole off-CPU time in either mode */
+	{ "cgstat_offcpu_seconds", METRIC_COUNTER, "state=\"sleep_or_blocked\"",
+	  CG_FIG_OFFCPU_MILLIS, false, NULL, true },
 	{ "cgstat_stolen_seconds", METRIC_COUNTER, NULL, CG_FIG_STOLEN_MILLIS, false,
 	  "Time a hypervisor or interrupts took while the cgroup's threads were on CPU" },
 	{ "cgstat_context_switches", METRIC_COUNTER, "switch=\"voluntary\"", CG_FIG_VCSW, true,
@@ -760,6 +766,8 @@ static bool def_has_value(const struct metric_def *d, const struct metrics_cgrou
 
 	if (d->kind == METRIC_GAUGE)
 		return c->in_last;
+	if (d->unsplit && !a->light)
+		return false;
 	return amounts_value(a, d->figure, &unused);
 }
 

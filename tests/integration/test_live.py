@@ -13,6 +13,8 @@ pane captured as it is redrawn.
   the key b (blocked share), v does.
 - The threads view (--threads, key t): the hogs' two spinning threads as w/workload:TID, about
   half a core each.
+- --light: the same cores against cpu.stat, RUNQ% a third of two spinners' and a sleeper's
+  time, and "-" for what the mode has not.
 - A narrow terminal: lines are cut to its width, labels shortened first, nothing wrapped.
 - stdin from /dev/null: no keys, and no loop on it.
 - A crash (SIGSEGV): the terminal is given back (echo and canonical mode on, alternate screen
@@ -277,6 +279,63 @@ def threads_view(args, tmp):
             "of the interval before)" % (cores, most))
 
 
+def light_view(args, tmp):
+    """--light in the live view: w's two spinners sharing a CPU beside the sleeping main thread,
+    their cores times each screen's interval against cpu.stat, RUNQ% a third of the tasks' time
+    (the kernel's run_delay, read by the sweep); what the mode has not shows "-", not 0."""
+    work = os.path.join(tmp, "light")
+    os.mkdir(work)
+    with h.scratch_cgroup("live-light") as w:
+        screen = Screen(args, work, ["--light", "-i", "0.5", "-c", "w=" + w], 200, 20)
+        try:
+            h.check(screen.wait_title(), "--light: the live view's title shows")
+            header = screen.frame(lambda ls: header_index(ls, "VERDICT") is not None)
+            header = header[3].split() if len(header) > 3 else []
+            seen = {}
+            stop = threading.Event()
+
+            def watch():
+                while not stop.is_set():
+                    lines = screen.lines()
+                    m, fields = screen.title(lines), screen.row("w", lines)
+                    if m and fields and len(fields) == len(header):
+                        seen[m.group(1)] = (float(m.group(2)), dict(zip(header, fields)))
+                    time.sleep(0.05)
+
+            watcher = threading.Thread(target=watch)
+            watcher.start()
+            report = h.run_workload(args.workload, w, "hogs", 3, 0)
+            h.settle(1.5)  # the interval the workload ended in is drawn
+            stop.set()
+            watcher.join()
+            usage_ms = h.cgroup_usage_ms(w)
+            screen.key("q")
+            screen.exit_status()
+        finally:
+            screen.close()
+    got = sum(interval * float(row["CORES"]) * 1e3 for interval, row in seen.values())
+    h.check_time("--light: w's cores * interval over %d screens" % len(seen), got, usage_ms,
+                 CORES, tail=0.25 * len(seen), why="the rounding",
+                 below=h.moved_ms([report]) + 0.25 * len(seen),
+                 below_why="the move in and the rounding")
+    # the screens with the whole load in them: both spinners on one CPU all the interval
+    full = [row for _, row in seen.values() if float(row["CORES"]) >= 0.99]
+    # run_delay grows at a switch-in: a wait under way at either edge of a screen's interval
+    # (a tick: the spinners take turns at the tick) falls in the other interval
+    runq = [float(row["RUNQ%"]) for row in full]
+    off = 100 * 2 * h.kernel_tick_ms() / (3 * 500) + 0.05
+    h.check(len(full) >= 3 and all(abs(r - 100 / 3) <= off for r in runq),
+            "--light: RUNQ%% a third of the tasks' time in %d busy screens: %s (within %.2f: "
+            "a wait under way at each edge)" % (len(full), runq, off))
+    empty = ("SLEEP%", "BLOCK%", "P50us", "P99us", "MAXus")
+    filled = sorted({k for row in full for k in empty if row.get(k) != "-"})
+    h.check(full and not filled, "--light: %s show \"-\" (filled: %s)" % (", ".join(empty),
+                                                                             filled))
+    verdicts = sorted({row["VERDICT"] for row in full})
+    h.check(verdicts == ["contended"], "--light: VERDICT %s (no preemption cause to name)"
+            % verdicts)
+
+
 def narrow(args, tmp):
     work = os.path.join(tmp, "narrow")
     os.mkdir(work)
@@ -383,6 +442,7 @@ def main():
     readme_first_command(args, tmp)
     sorting_and_shapes(args, tmp)
     threads_view(args, tmp)
+    light_view(args, tmp)
     narrow(args, tmp)
     more_rows_than_lines(args, tmp)
     stdin_not_terminal(args, tmp)

@@ -998,3 +998,12 @@ def schedstat(tid):
     except (FileNotFoundError, ProcessLookupError):
         return None
     return exec_ns, delay_ns, pcount
+
+
+def process_cpu_ns(pid):
+    """A process's on-CPU time so far: its threads' schedstat sum_exec_runtime summed."""
+    total = 0
+    for tid in os.listdir("/proc/%d/task" % pid):
+        figures = schedstat(tid)
+        total += figures[0] if figures else 0
+    return total

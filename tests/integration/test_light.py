@@ -28,6 +28,8 @@ OFFCPU = 0.02
 EMPTY = ["offCpuSleepMillis", "offCpuBlockedMillis", "runqP50Micros", "runqP99Micros",
          "runqMaxMicros", "preemptedBySameCgroup", "preemptedByOtherCgroup",
          "preemptedByKernel"]
+# the sleeping threads beside the fork/exit loop (the issue's drain figure's load)
+MANY_SLEEPERS = 10000
 NUMERIC = ["tasks", "onCpuMillis", "runqWaitMillis", "voluntarySwitches",
            "involuntarySwitches", "migrations", "runqWaits"]
 
@@ -250,6 +252,43 @@ def pid(args):
             "run and at least 0.9 of its 1.5 s" % (len(rows), got, after - before))
 
 
+def many_and_churn(args):
+    """Every cgroup (no -c) beside 10,000 sleeping threads in one cgroup and the fork/exit loop
+    in another: the sleepers' cgroup has all its threads in every interval, and the churn keeps
+    its time (on-CPU against cpu.stat, as alone). cgstat's own CPU an interval is printed, not
+    checked: the drain's time is the benchmark's (docs/performance.md, "--light")."""
+    with h.scratch_cgroup("light-many") as many, h.scratch_cgroup("light-churn") as churn:
+        sleepers = subprocess.Popen([args.workload, "--cgroup", many, "sleepers", "60",
+                                     str(MANY_SLEEPERS), "1"], stdout=subprocess.PIPE, text=True)
+        try:
+            h.check(sleepers.stdout.readline().strip() == "ready",
+                    "%d sleeping threads ready" % MANY_SLEEPERS)
+            cgstat = h.Cgstat(args.cgstat, ["--light", "-f", "json", "-i", "0.5"],
+                              stamp_lines=True)
+            cgstat.wait_lines(1, timeout=60)
+            cpu_before, at = h.process_cpu_ns(cgstat.proc.pid), time.monotonic()
+            report = h.run_workload(args.workload, churn, "churn", 300, 8)
+            h.settle()
+            cgstat.wait_intervals(time.time() * 1000, 2)
+            cpu_after, then = h.process_cpu_ns(cgstat.proc.pid), time.monotonic()
+            usage_ms = h.cgroup_usage_ms(churn)
+            cgstat.stop()
+        finally:
+            sleepers.terminate()
+            sleepers.wait()
+        labels = (h.v2_label(many), h.v2_label(churn))
+    print("# cgstat --light beside %d threads: %.2f ms of CPU a second (not checked)"
+          % (MANY_SLEEPERS, (cpu_after - cpu_before) / 1e6 / (then - at)))
+    lines = h.read_json_lines(cgstat.stdout_path)
+    tasks = [line["containers"].get(labels[0], {}).get("tasks") for line in lines]
+    h.check(lines and all(t == MANY_SLEEPERS + 1 for t in tasks),
+            "%s: %d tasks in each of %d intervals: %s" % (labels[0], MANY_SLEEPERS + 1,
+                                                          len(lines), sorted(set(tasks))))
+    got = {"onCpuMillis": sum(line["containers"].get(labels[1], {}).get("onCpuMillis", 0)
+                              for line in lines)}
+    check_cpu("light churn beside %d threads" % MANY_SLEEPERS, got, usage_ms, report)
+
+
 def usage_errors(args):
     for extra in (["--threads"], ["--threads=5"], ["-e", "task-clock"]):
         p = h.run_cgstat([args.cgstat, "--light"] + extra + ["-d", "1"], want=2)
@@ -266,6 +305,7 @@ def main():
     listen(args)
     command(args)
     pid(args)
+    many_and_churn(args)
     h.done()
 
 

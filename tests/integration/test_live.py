@@ -387,13 +387,6 @@ def more_rows_than_lines(args, tmp):
             "30 columns: labels of 12 characters, the floor: %s, header %r" % (labels, lines[3]))
 
 
-def cpu_seconds(pid):
-    """utime + stime of a process, from /proc/PID/stat."""
-    with open("/proc/%d/stat" % pid) as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
 def stdin_not_terminal(args, tmp):
     """On a terminal with stdin from /dev/null, which is always readable: no keys, and no loop
     polling it (a loop would take the CPU's whole second each second; the view takes little)."""
@@ -404,9 +397,9 @@ def stdin_not_terminal(args, tmp):
         h.check(screen.wait_title(), "stdin from /dev/null: the title shows")
         pid = int(subprocess.run(["pgrep", "-n", "-f", "^%s -i 0.5$" % re.escape(args.cgstat)],
                                  stdout=subprocess.PIPE).stdout.split()[0])
-        before = cpu_seconds(pid)
+        before = h.process_cpu_ns(pid) / 1e9
         time.sleep(2)
-        used = cpu_seconds(pid) - before
+        used = h.process_cpu_ns(pid) / 1e9 - before
         subprocess.run(["kill", "-INT", str(pid)])
         screen.exit_status()
     finally:

@@ -678,15 +678,18 @@ SCHED_NUMERIC = ["tasks", "onCpuMillis", "runqWaitMillis", "offCpuSleepMillis",
                  "runqWaits"]
 
 
-def sched_totals(rows, container):
-    """cgstat's sums over every interval of one container in sched-stats.csv."""
-    total = dict.fromkeys(SCHED_NUMERIC, 0.0)
+def sched_totals(rows, container, light=False):
+    """cgstat's sums over every interval of one container in sched-stats.csv; light: of a run
+    with --light, which leaves the sleep/blocked split empty."""
+    columns = [k for k in SCHED_NUMERIC
+               if not (light and k in ("offCpuSleepMillis", "offCpuBlockedMillis"))]
+    total = dict.fromkeys(columns, 0.0)
     n = 0
     for r in rows:
         if r["container"] != container:
             continue
         n += 1
-        for k in SCHED_NUMERIC:
+        for k in columns:
             total[k] += float(r[k])
     total["intervals"] = n
     return total

@@ -221,11 +221,11 @@ def comparable(before, after):
     return after["forks"] == before["forks"] and set(before["exec_ns"]) <= set(after["exec_ns"])
 
 
-def root_equals_schedstat(args, name, cpus, intervals=INTERVALS):
+def root_equals_schedstat(args, name, cpus, intervals=INTERVALS, light=False):
     """The v2 root watched: every task counts, kernel threads too, as schedstat says. The
     intervals compared are those in which the host made and ended no thread; on a host that
     does (another program's work), the run goes on until `intervals` of them, up to three
-    times as many."""
+    times as many. light: with --light, whose sweep reads the same sum_exec_runtime."""
     most = 3 * intervals
 
     def enough(got):
@@ -236,8 +236,8 @@ def root_equals_schedstat(args, name, cpus, intervals=INTERVALS):
         hogs = [subprocess.Popen([args.workload, "--cgroup", cg, "hogs", str(most + 4), str(cpu)],
                                  stdout=subprocess.DEVNULL) for cpu in cpus]
         h.wait_threads(cg, 3 * len(cpus))
-        got = h.run_lines(args, ["-c", "root=" + h.v2_mount()], edge_reading, most + 1,
-                          until=enough)
+        got = h.run_lines(args, ["-c", "root=" + h.v2_mount()] + (["--light"] if light else []),
+                          edge_reading, most + 1, until=enough)
         for p in hogs:
             p.kill()
             code = p.wait()
@@ -335,19 +335,22 @@ def beside_second_cgstat(args):
                     % (who, summary["inconsistencies"], summary["droppedEvents"]))
 
 
-def restarted_service(args):
+def restarted_service(args, light=False):
     """A watched cgroup removed and made again under its path (a service restart) is counted
     again under its label, and said once on stderr: its on-CPU in sched-stats.csv, and its
     cgroup files in cgroup-stats.csv, every row of the second life but the first (its cgroup
     files' baseline) filled, their CPU pressure within the new cgroup's cpu.pressure. (Before
-    2026-12-05 cgroup-stats.csv was empty from the restart on.)"""
+    2026-12-05 cgroup-stats.csv was empty from the restart on.) light: with --light, whose
+    first life's tasks are charged at their exits and the second's by the sweep."""
+    what = "restart%s" % (" --light" if light else "")
     cgstat, lives, usage_ms, code, second = h.service_restarted(
-        args.cgstat, args.workload, ["-q", "-i", "0.5"], ("steady", 1, 2))
-    got = h.sched_totals(cgstat.rows("sched-stats.csv"), "svc")
-    h.check_cpu_stat("restart: on-CPU of both lives of the cgroup", got["onCpuMillis"],
+        args.cgstat, args.workload, ["-q", "-i", "0.5"] + (["--light"] if light else []),
+        ("steady", 1, 2))
+    got = h.sched_totals(cgstat.rows("sched-stats.csv"), "svc", light)
+    h.check_cpu_stat("%s: on-CPU of both lives of the cgroup" % what, got["onCpuMillis"],
                      usage_ms, lives)
     said = [line for line in cgstat.stderr_lines if "made again" in line]
-    h.check(len(said) == 1, "restart: said once on stderr: %r" % said)
+    h.check(len(said) == 1, "%s: said once on stderr: %r" % (what, said))
     rows = [r for r in cgstat.rows("cgroup-stats.csv") if r["container"] == "svc"
             and float(r["epochMillis"]) > second["made_ms"]]
     empty = [r["epochMillis"] for r in rows[1:] if not r["cpuPressureSomeMillis"]]
@@ -355,9 +358,9 @@ def restarted_service(args):
     # each row's figure has 3 decimals
     h.check(len(rows) >= 3 and not empty
             and pressure <= second["pressure"]["some"] + 0.0005 * len(rows),
-            "restart: cgroup-stats.csv after the restart: %d rows, empty after the first: %s; "
+            "%s: cgroup-stats.csv after the restart: %d rows, empty after the first: %s; "
             "CPU pressure %.3f ms, the new cgroup's cpu.pressure %.3f ms"
-            % (len(rows), empty, pressure, second["pressure"]["some"]))
+            % (what, len(rows), empty, pressure, second["pressure"]["some"]))
 
 
 def restarted_within_interval(args):
@@ -503,8 +506,11 @@ def main():
     # on CPU until its next switch: 3 intervals of 60 here, 1 of 6 in CI. 20 intervals idle.
     root_equals_schedstat(args, "root-idle", [], intervals=20)
     root_equals_schedstat(args, "root-busy", everything)
+    # --light: the kernel threads' time too, read by the sweep
+    root_equals_schedstat(args, "light-root-busy", everything, light=True)
     beside_second_cgstat(args)
     restarted_service(args)
+    restarted_service(args, light=True)
     restarted_within_interval(args)
     moved_process(args)
     cpu_hotplug(args)

@@ -38,7 +38,8 @@ Usage: bench/overhead.sh [--rounds N] [--quick] [--drain-only | --pools-only] [-
   --out DIR        where the CSV and the table go (default bench/results/)
   --build-dir DIR  cgstat's build directory (default build-bench/, or \$BUILD_DIR)
   --compare CGSTAT another cgstat binary (say, a build of the previous commit), run as the
-                   configurations ref-all and ref-one in the same rounds: a change's cost
+                   configurations ref-all and ref-one in the same rounds (and, in the
+                   thread-pool scenarios, ref-light-all and ref-light-one): a change's cost
                    measured side by side
 EOF
 }
@@ -291,11 +292,12 @@ start_tracer() {
 			>"$TLOG" 2>&1 &
 		TRACER_PID=$!
 		wait_for $TRACER_PID "$TLOG" "cgstat: attached" ;;
-	light-all | light-one)
+	light-all | light-one | ref-light-all | ref-light-one)
 		# issue 42: nothing on the switches, every task's counters read each interval
 		local watch=()
-		[ "$config" = light-one ] && watch=(-c "bench=$SCRATCH/$first")
-		taskset -c $TRACER_CPU "$CGSTAT" -q -v -i 1 -o "$TDIR" --light "${watch[@]}" \
+		[ "${config#ref-}" = light-one ] && watch=(-c "bench=$SCRATCH/$first")
+		taskset -c $TRACER_CPU "$(cgstat_of "$config")" -q -v -i 1 -o "$TDIR" --light \
+			"${watch[@]}" \
 			>"$TLOG" 2>&1 &
 		TRACER_PID=$!
 		wait_for $TRACER_PID "$TLOG" "cgstat: attached" ;;
@@ -508,6 +510,7 @@ run_drain() {
 # the drain is (the tracer's CPU per interval), one cgroup watched or all, and one watched with
 # --threads (its pools and threads: issue 13), and all with --threads (issue 41).
 POOL_CONFIGS=(cgstat-all cgstat-one cgstat-threads cgstat-all-threads light-all light-one)
+[ -n "$REF" ] && POOL_CONFIGS+=(ref-light-all ref-light-one)
 
 run_pool_scenario() {
 	local round=$1 scen=$2 sleepers=$3 busy=$4 k n=${#POOL_CONFIGS[@]}
@@ -725,7 +728,7 @@ for scen in ["drain", "threads", "churn"]:
     for config in ["cgstat-all", "cgstat-all-noout", "cgstat-all-listen",
                    "cgstat-all-listen-idle", "ref-all", "ref-all-listen", "cgstat-one",
                    "cgstat-threads", "cgstat-all-threads", "light-all", "light-one",
-                   "bpftrace"]:
+                   "ref-light-all", "ref-light-one", "bpftrace"]:
         c = vals(scen, config, "cpu_ms_per_interval")
         if not c:
             continue

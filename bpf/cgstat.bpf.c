@@ -396,32 +396,70 @@ int BPF_PROG(cg_softirq_exit)
 
 /*
  * --light (light.bpf.h): every task's growth since its last sweep, charged to its slots, run
- * by the loader just before each snapshot. Preemptible: atomics. A task whose storage the
- * kernel refuses now is charged at a later sweep or its exit; a task outside every watched
- * subtree keeps its figures current, so that a move in counts from its last sweep.
+ * by the loader just before each snapshot, by cg_light_walk where the kernel has the open-coded
+ * task iterator and by cg_light_sweep where it has not. A task whose storage the kernel refuses
+ * now is charged at a later sweep or its exit; a task outside every watched subtree keeps its
+ * figures current, so that a move in counts from its last sweep.
  */
-SEC("iter/task")
-int cg_light_sweep(struct bpf_iter__task *ctx)
+static __always_inline void light_sweep_begin(__u64 now)
 {
-	struct task_struct *t = ctx->task;
+	light_born_after = light_sweep_at ? light_sweep_at : now;
+	light_sweep_at = now;
+}
+
+static __always_inline void light_sweep_task(struct task_struct *t)
+{
 	struct light_visit f = {};
 	struct task_state *ts;
 	__u64 now = bpf_ktime_get_ns();
 
-	if (ctx->meta->seq_num == 0 && t) {
-		light_born_after = light_sweep_at ? light_sweep_at : now;
-		light_sweep_at = now;
-	}
-	/* the end of the sweep: what is pending goes in before the snapshot */
-	if (!t)
-		return light_flush();
 	if (!t->pid)
-		return 0;
+		return;
 	ts = task_state_get(t, now, true, true);
 	if (ts && light_take_locked(t, ts, now, false, &f))
 		light_pend(ts, &f);
+}
+
+/* The sweep as a task iterator (any kernel cgstat loads on): a program run a task. */
+SEC("iter/task")
+int cg_light_sweep(struct bpf_iter__task *ctx)
+{
+	struct task_struct *t = ctx->task;
+
+	if (ctx->meta->seq_num == 0 && t)
+		light_sweep_begin(bpf_ktime_get_ns());
+	/* the end of the sweep: what is pending goes in before the snapshot */
+	if (!t)
+		return light_flush();
+	light_sweep_task(t);
 	return 0;
 }
+
+#ifdef CGSTAT_TASK_WALK
+/*
+ * The sweep in one run (BPF_PROG_TEST_RUN): the kernel's open-coded task iterator walks the
+ * task list under RCU, where the task iterator above looks each task up by pid, takes and drops
+ * a reference and calls the program through seq_file (docs/performance.md, "--light"). Built
+ * into cgstat_walk.bpf.o alone (CMakeLists.txt), which the loader opens on cgstat's maps where
+ * the kernel has the kfuncs: their externs, weak or not, make libbpf 1.1 search the modules'
+ * BTF for them where vmlinux lacks them, which takes CAP_SYS_ADMIN on Linux 6.1.
+ */
+SEC("syscall")
+int cg_light_walk(void *ctx)
+{
+	struct bpf_iter_task it;
+	struct task_struct *t;
+
+	light_sweep_begin(bpf_ktime_get_ns());
+	bpf_rcu_read_lock();
+	bpf_iter_task_new(&it, NULL, BPF_TASK_ITER_ALL_THREADS);
+	while ((t = bpf_iter_task_next(&it)))
+		light_sweep_task(t);
+	bpf_iter_task_destroy(&it);
+	bpf_rcu_read_unlock();
+	return light_flush();
+}
+#endif /* CGSTAT_TASK_WALK */
 
 /*
  * --light: a task exits. Its growth to here is charged and its alive time ends; what it runs

@@ -23,6 +23,19 @@
 
 #include "switch.bpf.h"
 
+#ifdef CGSTAT_TASK_WALK
+/*
+ * The open-coded task iterator ("bpf: Introduce task open coded iterator kfuncs", Linux 6.7)
+ * and the RCU read lock kfuncs (Linux 6.2) that cg_light_walk needs (cgstat_walk.bpf.o only).
+ */
+extern int bpf_iter_task_new(struct bpf_iter_task *it, struct task_struct *task,
+			     unsigned int flags) __weak __ksym;
+extern struct task_struct *bpf_iter_task_next(struct bpf_iter_task *it) __weak __ksym;
+extern void bpf_iter_task_destroy(struct bpf_iter_task *it) __weak __ksym;
+extern void bpf_rcu_read_lock(void) __weak __ksym;
+extern void bpf_rcu_read_unlock(void) __weak __ksym;
+#endif
+
 /* ts->state of a task whose exit ended its alive time: only its last growth is charged since */
 #define TS_LIGHT_ENDED (CG_NR_STATES + 1)
 

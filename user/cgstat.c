@@ -965,6 +965,11 @@ static int run_load(struct run *r)
 		drain__set_light(r->drain);
 		fprintf(stderr, "cgstat: --light: no run-queue quantiles, preemptions, sleep and "
 				"blocked split, stolen time or busiest thread (empty)\n");
+		if (r->opts.verbose)
+			fprintf(stderr, "cgstat: --light sweeps with %s\n",
+				collector__light_walks(r->collector)
+					? "the open-coded task iterator"
+					: "the task iterator program (the kernel has no open-coded one)");
 	}
 	drain__set_preempter_label(r->drain, slots__cgroup_label, r->slots);
 	drain__set_container(r->drain, slots__container, r->slots);

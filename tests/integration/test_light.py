@@ -289,6 +289,18 @@ def many_and_churn(args):
     check_cpu("light churn beside %d threads" % MANY_SLEEPERS, got, usage_ms, report)
 
 
+def sweep_kind(args):
+    """The sweep is the open-coded task iterator's walk where the kernel's BTF has its kfunc
+    (Linux 6.7 on), else the task iterator program (Linux 6.1): cgstat -v says which."""
+    with open("/sys/kernel/btf/vmlinux", "rb") as f:
+        walk = b"\0bpf_iter_task_new\0" in f.read()
+    p = h.run_cgstat([args.cgstat, "--light", "-v", "-f", "csv", "-i", "0.5", "-d", "0.6"])
+    said = [l for l in p.stderr.decode(errors="replace").splitlines() if "sweeps with" in l]
+    want = "open-coded task iterator" if walk else "task iterator program"
+    h.check(len(said) == 1 and want in said[0], "the kernel %s bpf_iter_task_new: cgstat -v "
+            "says %s" % ("has" if walk else "lacks", said))
+
+
 def usage_errors(args):
     for extra in (["--threads"], ["--threads=5"], ["-e", "task-clock"]):
         p = h.run_cgstat([args.cgstat, "--light"] + extra + ["-d", "1"], want=2)
@@ -300,6 +312,7 @@ def usage_errors(args):
 def main():
     args = h.parse_args()
     usage_errors(args)
+    sweep_kind(args)
     shapes(args)
     beside_default(args)
     listen(args)

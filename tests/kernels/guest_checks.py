@@ -165,6 +165,7 @@ def light_mode(args):
     """--light: two spinners sharing one CPU (on-CPU against cpu.stat, run-queue time against
     schedstat, switches and waits against /proc/TID/status) and a fork/exit loop whose
     processes come and go between sweeps (on-CPU against cpu.stat)."""
+    light.sweep_kind(args)
     got, rows, report, usage = light.measure(args, "hogs", 2, 1)
     light.check_empty("light hogs", rows)
     h.check_final_counts("light hogs", got, report, ("voluntary", "involuntary", "waits"))

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
 #include "sources/collector.h"
@@ -17,6 +18,7 @@
 #include "sources/thread_table.h"
 #include "lib/util.h"
 #include "cgstat.skel.h"
+#include "cgstat_walk.skel.h"
 
 struct collector {
 	struct cgstat_bpf *skel;
@@ -39,7 +41,11 @@ struct collector {
 	uint32_t *wake_keys;
 	/* the last two snapshots' times: the interval the thread table is read for */
 	uint64_t snapshot_before, snapshot_at;
-	/* --light: the sweep's iterator, run before each snapshot */
+	/*
+	 * --light: the sweep, run before each snapshot: the walk (its object on these maps), or
+	 * else the iterator's link
+	 */
+	struct cgstat_walk_bpf *walk;
 	struct bpf_link *light_sweep;
 };
 
@@ -143,8 +149,25 @@ static int pools_prepare(struct cgstat_bpf *skel)
 }
 
 /*
+ * Whether the kernel has the open-coded task iterator (Linux 6.7) for cg_light_walk: its
+ * kfuncs are in the kernel's BTF (their externs are weak, so the object loads without them).
+ */
+static bool kernel_has_task_walk(void)
+{
+	struct btf *vmlinux = btf__load_vmlinux_btf();
+	bool has;
+
+	if (!vmlinux)
+		return false;
+	has = btf__find_by_name_kind(vmlinux, "bpf_iter_task_new", BTF_KIND_FUNC) >= 0;
+	btf__free(vmlinux);
+	return has;
+}
+
+/*
  * --light loads the sweep and the exit path in place of every scheduler event program and the
- * seeding; without it, none of the light ones.
+ * seeding; without it, none of the light ones. The sweep is cg_light_walk where the kernel can
+ * run it, else cg_light_sweep.
  */
 static void light_prepare(struct cgstat_bpf *skel, bool light)
 {
@@ -168,6 +191,62 @@ static void light_prepare(struct cgstat_bpf *skel, bool light)
 	bpf_program__set_autoattach(skel->progs.cg_light_sweep, false);
 }
 
+/* A map's name less the object's prefix libbpf gives an internal map ("cgstat_b.bss"). */
+static const char *map_key(const struct bpf_map *map)
+{
+	const char *name = bpf_map__name(map);
+	const char *dot = bpf_map__is_internal(map) ? strchr(name, '.') : NULL;
+
+	return dot ? dot : name;
+}
+
+/* The map of obj that is map's (by map_key()), or NULL. */
+static const struct bpf_map *map_of(const struct bpf_object *obj, const struct bpf_map *map)
+{
+	const struct bpf_map *ours;
+
+	bpf_object__for_each_map(ours, obj)
+		if (!strcmp(map_key(ours), map_key(map)))
+			return ours;
+	return NULL;
+}
+
+/*
+ * --light where the kernel has the open-coded task iterator: cgstat_walk.bpf.o, built from the
+ * same source, with its one program cg_light_walk loaded on cgstat's own maps, globals included
+ * (so one layout). 0, or -errno where the task iterator's sweep stays (said with -v).
+ */
+static int light_walk_open(struct collector *c)
+{
+	struct cgstat_walk_bpf *walk;
+	const struct bpf_map *ours;
+	struct bpf_program *prog;
+	struct bpf_map *map;
+	int err = 0;
+
+	if (!kernel_has_task_walk())
+		return -EOPNOTSUPP;
+	walk = cgstat_walk_bpf__open();
+	if (!walk)
+		return -errno;
+	bpf_object__for_each_program(prog, walk->obj)
+		bpf_program__set_autoload(prog, prog == walk->progs.cg_light_walk);
+	bpf_object__for_each_map(map, walk->obj) {
+		ours = map_of(c->skel->obj, map);
+		err = ours ? bpf_map__reuse_fd(map, bpf_map__fd(ours)) : -ENOENT;
+		if (err)
+			break;
+	}
+	if (!err)
+		err = cgstat_walk_bpf__load(walk);
+	if (err) {
+		cgstat_walk_bpf__destroy(walk);
+		return err;
+	}
+	c->walk = walk;
+	return 0;
+}
+
 /* Run an iterator program's link to its end: what it does is its side effects. 0 or -errno. */
 static int iter_run(struct bpf_link *link)
 {
@@ -182,6 +261,18 @@ static int iter_run(struct bpf_link *link)
 		;
 	close(fd);
 	return n < 0 ? -errno : 0;
+}
+
+/* --light: one sweep of every task, by whichever program light_prepare() loaded. 0 or -errno. */
+static int light_sweep(struct collector *c)
+{
+	LIBBPF_OPTS(bpf_test_run_opts, run);
+	int err;
+
+	if (!c->walk)
+		return iter_run(c->light_sweep);
+	err = bpf_prog_test_run_opts(bpf_program__fd(c->walk->progs.cg_light_walk), &run);
+	return err ? err : (int)run.retval;
 }
 
 /*
@@ -527,8 +618,14 @@ struct collector *collector__open(const struct collector_opts *opts)
 	}
 	if (opts->light) {
 		/* the first sweep takes every task's figures in: each counts from here */
-		c->light_sweep = bpf_program__attach_iter(c->skel->progs.cg_light_sweep, NULL);
-		err = c->light_sweep ? iter_run(c->light_sweep) : -errno;
+		err = light_walk_open(c);
+		if (err && opts->verbose)
+			fprintf(stderr, "cgstat: no open-coded task iterator: %s\n",
+				bpf_strerror(err));
+		if (err)
+			c->light_sweep =
+				bpf_program__attach_iter(c->skel->progs.cg_light_sweep, NULL);
+		err = c->walk || c->light_sweep ? light_sweep(c) : -errno;
 	} else {
 		err = seed_tasks(c);
 	}
@@ -551,8 +648,8 @@ int collector__snapshot(struct collector *c, const struct cg_slot_snap **snap, u
 	int err;
 
 	/* --light: every task's figures charged to its slots first */
-	if (c->light_sweep) {
-		err = iter_run(c->light_sweep);
+	if (c->walk || c->light_sweep) {
+		err = light_sweep(c);
 		if (err)
 			return err;
 	}
@@ -592,6 +689,11 @@ int collector__threads(struct collector *c, const struct cg_thread_rec **recs, s
 	__atomic_store_n(&c->skel->bss->thread_free_head, head, __ATOMIC_RELEASE);
 	*recs = thread_table__recs(c->threads, nr);
 	return err;
+}
+
+bool collector__light_walks(const struct collector *c)
+{
+	return c->walk;
 }
 
 uint32_t collector__max_slots(const struct collector *c)
@@ -819,6 +921,7 @@ void collector__close(struct collector *c)
 		munmap(c->thread_free, THREAD_FREE_BYTES);
 	thread_table__free(c->threads);
 	bpf_link__destroy(c->light_sweep);
+	cgstat_walk_bpf__destroy(c->walk);
 	cgstat_bpf__destroy(c->skel);
 	free(c->zero_live);
 	free(c->pairs);

@@ -73,6 +73,8 @@ int collector__wake_edges(struct collector *c, const struct cg_wake_edge **edges
 			  const uint64_t **counts, uint32_t *nr);
 
 /* How many slots there are: the drain's size. */
+/* --light: whether the sweep is the open-coded task iterator's walk (else the iterator program) */
+bool collector__light_walks(const struct collector *c);
 uint32_t collector__max_slots(const struct collector *c);
 
 /* Give a removed cgroup's slot back for reuse; only once its snapshot shows no task. */

@@ -407,14 +407,13 @@ static __always_inline void light_sweep_begin(__u64 now)
 	light_sweep_at = now;
 }
 
+/* t, never an idle task: the task iterator has none, and the walk skips init_task, its first */
 static __always_inline void light_sweep_task(struct task_struct *t)
 {
 	struct light_visit f = {};
 	struct task_state *ts;
 	__u64 now = bpf_ktime_get_ns();
 
-	if (!t->pid)
-		return;
 	ts = task_state_get(t, now, true, true);
 	if (ts && light_take_locked(t, ts, now, false, &f))
 		light_pend(ts, &f);
@@ -453,6 +452,8 @@ int cg_light_walk(void *ctx)
 	light_sweep_begin(bpf_ktime_get_ns());
 	bpf_rcu_read_lock();
 	bpf_iter_task_new(&it, NULL, BPF_TASK_ITER_ALL_THREADS);
+	/* the first is init_task, CPU 0's idle task: not read, so no cache line of it for its pid */
+	bpf_iter_task_next(&it);
 	while ((t = bpf_iter_task_next(&it)))
 		light_sweep_task(t);
 	bpf_iter_task_destroy(&it);

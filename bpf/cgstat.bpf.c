@@ -452,7 +452,7 @@ int cg_light_walk(void *ctx)
 	light_sweep_begin(bpf_ktime_get_ns());
 	bpf_rcu_read_lock();
 	bpf_iter_task_new(&it, NULL, BPF_TASK_ITER_ALL_THREADS);
-	/* the first is init_task, CPU 0's idle task: not read, so no cache line of it for its pid */
+	/* the first is init_task, CPU 0's idle task: skipped, no cache line read for its pid */
 	bpf_iter_task_next(&it);
 	while ((t = bpf_iter_task_next(&it)))
 		light_sweep_task(t);

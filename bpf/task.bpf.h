@@ -98,8 +98,8 @@ struct task_state {
 	/*
 	 * --light: who charges it now: 1 while a sweep, its exit or its free does. Here, in what
 	 * was padding, so that with light_exec and nivcsw below it shares their cache line (the
-	 * storage's data is cache-line aligned, 8 bytes in): a sweep reads three lines of the state,
-	 * not four.
+	 * storage's data is cache-line aligned, 8 bytes in): a sweep reads three lines of the
+	 * state, not four.
 	 */
 	__u32 light_busy;
 	/*

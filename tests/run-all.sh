@@ -16,7 +16,8 @@
 # --quick (the inner loop: under 5 minutes from a built tree) the normal build, the unit tests
 #     and the integration tests labelled "quick", which touch every output once.
 # --full (before a release) everything above, and the 10-minute long run, every Debian
-#     suite's kernel, every integration test sanitized, and 2 minutes of fuzzing a target.
+#     suite's kernel, every integration test sanitized, 2 minutes of fuzzing a target, and
+#     test_serial's 10 runs a shape.
 #
 # Every stage runs even when one before it failed, so that a sanitizer or fuzz failure is not
 # hidden behind another. The end says each stage's time and counts, each skipped check, and
@@ -32,11 +33,12 @@ case "$tier" in
 	;;
 esac
 if [ "$tier" = --full ]; then
-	longrun=600 fuzz_time=120 kernels=--all sanitized=""
+	longrun=600 fuzz_time=120 kernels=--all sanitized="" serial_runs=10
 else
-	longrun=70 fuzz_time=8 kernels="" sanitized="-L sanitize"
+	longrun=70 fuzz_time=6 kernels="" sanitized="-L sanitize" serial_runs=5
 fi
 export CGSTAT_LONGRUN_SECONDS="${CGSTAT_LONGRUN_SECONDS:-$longrun}"
+export CGSTAT_SERIAL_RUNS="${CGSTAT_SERIAL_RUNS:-$serial_runs}"
 fuzz_time=${CGSTAT_FUZZ_TIME:-$fuzz_time}
 
 logs=build/run-all

@@ -108,6 +108,31 @@ class Screen:
                 return fields
         return None
 
+    def rows_during(self, label, load):
+        """label's row on each screen drawn while load() runs, and until the interval it ended
+        in is drawn: (what load() returned, {title's clock: (interval s, the row's fields)}).
+        One capture gives both: a title and a row from two could be of two intervals."""
+        seen = {}
+        stop = threading.Event()
+
+        def watch():
+            while not stop.is_set():
+                lines = self.lines()
+                m, fields = self.title(lines), self.row(label, lines)
+                if m and fields:
+                    seen[m.group(1)] = (float(m.group(2)), fields)
+                time.sleep(0.05)
+
+        watcher = threading.Thread(target=watch)
+        watcher.start()
+        try:
+            result = load()
+            h.settle(1.5)
+        finally:
+            stop.set()
+            watcher.join()
+        return result, seen
+
     def close(self):
         h.tmux("kill-session", "-t", self.session, check=False)
 
@@ -126,24 +151,8 @@ def readme_first_command(args, tmp):
         screen = Screen(args, work, ["-i", "0.5"])
         try:
             h.check(screen.wait_title(), "README's command: the live view's title shows")
-            seen = {}
-            stop = threading.Event()
-
-            def watch():
-                while not stop.is_set():
-                    # one capture: a title and a row from two could be of two intervals
-                    lines = screen.lines()
-                    m, fields = screen.title(lines), screen.row(label, lines)
-                    if m and fields:
-                        seen[m.group(1)] = (float(m.group(2)), float(fields[1]))
-                    time.sleep(0.05)
-
-            watcher = threading.Thread(target=watch)
-            watcher.start()
-            report = h.run_workload(args.workload, cg, "steady", 2, 2)
-            h.settle(1.5)  # the interval the workload ended in is drawn
-            stop.set()
-            watcher.join()
+            report, seen = screen.rows_during(
+                label, lambda: h.run_workload(args.workload, cg, "steady", 2, 2))
             usage_ms = h.cgroup_usage_ms(cg)
             lines = screen.lines()
             h.check(screen.alternate() and lines[1].startswith("host: CPU busy")
@@ -155,7 +164,7 @@ def readme_first_command(args, tmp):
             restored = not screen.alternate()
         finally:
             screen.close()
-    got = sum(interval * cores * 1e3 for interval, cores in seen.values())
+    got = sum(interval * float(fields[1]) * 1e3 for interval, fields in seen.values())
     h.check_time("README's command: %s's cores * interval over %d screens" % (label, len(seen)),
                  got, usage_ms, CORES, tail=0.25 * len(seen), why="the rounding",
                  below=h.moved_ms([report]) + 0.25 * len(seen),
@@ -291,23 +300,11 @@ def light_view(args, tmp):
             h.check(screen.wait_title(), "--light: the live view's title shows")
             header = screen.frame(lambda ls: header_index(ls, "VERDICT") is not None)
             header = header[3].split() if len(header) > 3 else []
-            seen = {}
-            stop = threading.Event()
-
-            def watch():
-                while not stop.is_set():
-                    lines = screen.lines()
-                    m, fields = screen.title(lines), screen.row("w", lines)
-                    if m and fields and len(fields) == len(header):
-                        seen[m.group(1)] = (float(m.group(2)), dict(zip(header, fields)))
-                    time.sleep(0.05)
-
-            watcher = threading.Thread(target=watch)
-            watcher.start()
-            report = h.run_workload(args.workload, w, "hogs", 3, 0)
-            h.settle(1.5)  # the interval the workload ended in is drawn
-            stop.set()
-            watcher.join()
+            report, screens = screen.rows_during(
+                "w", lambda: h.run_workload(args.workload, w, "hogs", 3, 0))
+            seen = {clock: (interval, dict(zip(header, fields)))
+                    for clock, (interval, fields) in screens.items()
+                    if len(fields) == len(header)}
             usage_ms = h.cgroup_usage_ms(w)
             screen.key("q")
             screen.exit_status()

@@ -150,7 +150,8 @@ static int pools_prepare(struct cgstat_bpf *skel)
 
 /*
  * Whether the kernel has the open-coded task iterator (Linux 6.7) for cg_light_walk: its
- * kfuncs are in the kernel's BTF (their externs are weak, so the object loads without them).
+ * kfuncs are in the kernel's BTF. Asked before cgstat_walk.bpf.o is opened, as libbpf 1.1
+ * would look for a missing kfunc in the modules' BTF, which takes CAP_SYS_ADMIN on 6.1.
  */
 static bool kernel_has_task_walk(void)
 {
@@ -166,8 +167,8 @@ static bool kernel_has_task_walk(void)
 
 /*
  * --light loads the sweep and the exit path in place of every scheduler event program and the
- * seeding; without it, none of the light ones. The sweep is cg_light_walk where the kernel can
- * run it, else cg_light_sweep.
+ * seeding; without it, none of the light ones. cg_light_sweep always, though light_walk_open()
+ * may leave it unused: the walk's object can only be tried once these maps exist.
  */
 static void light_prepare(struct cgstat_bpf *skel, bool light)
 {

@@ -163,11 +163,16 @@ def all_cgroups_equal_host(args, name, cpus, forkers=0, light=False):
         steal_share = steal_ns / (NCPU * interval_ns)
         allowance = max(steal_share, prev_steal_share)
         prev_steal_share = steal_share
-        h.check(-(limit + allowance) <= error <= limit + allowance,
+        # --light: the sweep's moments move time between neighbouring intervals as above, in
+        # either direction here (CI run 66: -1.54, +1.22, -1.79, +1.40 % in four intervals in
+        # a row of the forks, -0.058 % over the run); the run's check below has no such room
+        sweep_share = late_ns / (NCPU * interval_ns)
+        h.check(-(limit + allowance + sweep_share) <= error <= limit + allowance + sweep_share,
                 "%s: all rows %.3f cores on CPU + %.3f stolen, /proc/stat busy %.3f cores: "
-                "%+.2f%% of capacity (limit %.2f%% + the steal's %.2f%%)"
+                "%+.2f%% of capacity (limit %.2f%% + the steal's %.2f%%%s)"
                 % (name, on_cpu_ns / interval_ns, stolen_ns / interval_ns,
-                   busy_ns / interval_ns, 100 * error, 100 * limit, 100 * allowance))
+                   busy_ns / interval_ns, 100 * error, 100 * limit, 100 * allowance,
+                   " + the sweep's moments %.2f%%" % (100 * sweep_share) if light else ""))
         steal_error = (stolen_ns - steal_ns) / (NCPU * interval_ns)
         h.check(light or steal_error <= limit,
                 "%s: all rows %.3f cores stolen, /proc/stat steal %.3f cores: %+.2f%% of "
